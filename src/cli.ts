@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+import { Command } from "commander";
+import { addSettingsFlags } from "./commands/context.js";
+import { commands } from "./commands/index.js";
+
+const program = new Command("conveyor")
+  .description(
+    "Conveyor: the automation engine worker of the commerce service.\n" +
+      "Runs import and export automations between an account and ftp, sftp, http, e-mail\n" +
+      "or the service's storage; as a daemon, for one run now, or as a dry run (--debug).",
+  )
+  .version("0.1.0")
+  .showHelpAfterError("(run with --help for usage)")
+  .configureHelp({ sortOptions: false });
+
+addSettingsFlags(program);
+for (const register of commands) register(program);
+
+await program.parseAsync(process.argv);

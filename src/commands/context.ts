@@ -1,0 +1,47 @@
+import type { Command } from "commander";
+import { loadSettings, SETTINGS, type Settings } from "../config.js";
+import { ConveyorError, toConveyorError } from "../errors.js";
+import { maskSecrets } from "../secrets.js";
+
+/** Exit codes of the spec (runs.md): scripts rely on them. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, partial: 3 } as const;
+
+function flagKey(flag: string): string {
+  // "--data-dir" -> "dataDir", the property commander gives it.
+  return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Adds `--config` and one flag per setting to the program; they work before or after the command. */
+export function addSettingsFlags(program: Command): void {
+  program.option("--config <file>", "settings file (default: ./conveyor.config.json when present)");
+  for (const spec of SETTINGS) {
+    program.option(`${spec.flag} <value>`, `${spec.describe} (env ${spec.env}; default ${spec.default})`);
+  }
+}
+
+/** Settings from defaults, the config file, the environment and the flags given to any level of the command. */
+export function settingsFrom(command: Command): Settings {
+  const opts = command.optsWithGlobals<Record<string, string | undefined>>();
+  const flags: Record<string, string> = {};
+  for (const spec of SETTINGS) {
+    const value = opts[flagKey(spec.flag)];
+    if (value !== undefined) flags[spec.key] = value;
+  }
+  return loadSettings({ configFile: opts.config, flags });
+}
+
+/** Runs a command body; turns errors into a readable message (or JSON) and an exit code. */
+export async function runCommand(json: boolean, body: () => Promise<number>): Promise<never> {
+  let code: number;
+  try {
+    code = await body();
+  } catch (raw) {
+    const err = toConveyorError(raw);
+    if (json) process.stdout.write(`${JSON.stringify({ error: err.toJSON() })}\n`);
+    else process.stderr.write(`conveyor: ${maskSecrets(err.describe())}\n`);
+    code = usageCodes.has(err.code) ? EXIT.usage : EXIT.failed;
+  }
+  process.exit(code);
+}
+
+const usageCodes = new Set<ConveyorError["code"]>(["usage", "settings_invalid", "definition_invalid", "definition_not_found", "parameter_missing", "placeholder_unknown", "search_syntax"]);

@@ -1,0 +1,9 @@
+import type { Command } from "commander";
+
+/**
+ * Every command registers itself here: one file per command under
+ * src/commands/, one line in this list.
+ */
+export type Register = (program: Command) => void;
+
+export const commands: Register[] = [];

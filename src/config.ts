@@ -1,0 +1,218 @@
+import { readFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { ConveyorError } from "./errors.js";
+import { registerSecret } from "./secrets.js";
+import { parseDuration } from "./duration.js";
+
+/**
+ * Worker settings. One table drives everything: the config-file key, the
+ * environment name, the command-line flag, the default and the README text.
+ * Precedence: defaults < config file < environment < flags.
+ */
+interface SettingSpec {
+  key: keyof RawSettings;
+  env: string;
+  flag: string;
+  describe: string;
+  default: string;
+  secret?: boolean;
+}
+
+const duration = z.union([z.number().int().nonnegative(), z.string()]).transform((v, ctx) => {
+  if (typeof v === "number") return v;
+  try {
+    return parseDuration(v);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"])]).transform((v) => v === true || v === "true" || v === "1" || v === "yes");
+const positiveInt = z.coerce.number().int().positive();
+const optionalText = z.string().min(1).optional();
+
+const rawSchema = z
+  .object({
+    data_dir: z.string().min(1).default("./.conveyor"),
+    service_url: z.url({ protocol: /^https?$/ }).optional(),
+    api_user: optionalText,
+    api_token: optionalText,
+    integration: z.string().min(1).default("conveyor"),
+    database_url: optionalText,
+    automations: optionalText,
+    listen: z.string().regex(/^[^:]+:\d+$/, "host:port, e.g. 127.0.0.1:8080").default("127.0.0.1:8080"),
+    secret_key: optionalText,
+    smtp_url: optionalText,
+    notify_email: optionalText,
+    alert_email: optionalText,
+    alert_after: positiveInt.default(3),
+    silence_alert: duration.optional(),
+    allow_private_hosts: bool.default(false),
+    storage: optionalText,
+    concurrency: positiveInt.default(4),
+    bulk_rows: positiveInt.default(5000),
+    full_run_every: duration.default(24 * 3600_000),
+    max_run_time: duration.default(2 * 3600_000),
+    debug_rows: z.coerce.number().int().nonnegative().default(1000),
+    run_retention: duration.default(30 * 24 * 3600_000),
+    read_limit: positiveInt.default(300),
+    write_limit: positiveInt.default(60),
+    log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .strict();
+
+type RawSettings = z.input<typeof rawSchema>;
+
+export const SETTINGS: readonly SettingSpec[] = [
+  { key: "data_dir", env: "CONVEYOR_DATA_DIR", flag: "--data-dir", default: "./.conveyor", describe: "data folder: SQLite file, run work folders, debug files, embedded service data, storage" },
+  { key: "service_url", env: "CONVEYOR_SERVICE_URL", flag: "--service-url", default: "none: the embedded service runs in-process", describe: "base URL of the commerce service" },
+  { key: "api_user", env: "CONVEYOR_API_USER", flag: "--api-user", default: "embedded: `demo`", describe: "API user of the service" },
+  { key: "api_token", env: "CONVEYOR_API_TOKEN", flag: "--api-token", default: "embedded: generated once in the data folder", describe: "API token of the service", secret: true },
+  { key: "integration", env: "CONVEYOR_INTEGRATION", flag: "--integration", default: "conveyor", describe: "partner identifier sent as `X-Auth-Integration`" },
+  { key: "database_url", env: "CONVEYOR_DATABASE_URL", flag: "--database-url", default: "SQLite file in the data folder", describe: "state database; `postgres://…` for state shared by several daemons", secret: true },
+  { key: "automations", env: "CONVEYOR_AUTOMATIONS", flag: "--automations", default: "`./samples` when the service is embedded", describe: "folder of automation definitions loaded at daemon start" },
+  { key: "listen", env: "CONVEYOR_LISTEN", flag: "--listen", default: "127.0.0.1:8080", describe: "daemon listen address" },
+  { key: "secret_key", env: "CONVEYOR_SECRET_KEY", flag: "--secret-key", default: "generated once in the data folder (mode 0600)", describe: "key for encrypted parameters (64 hex chars or base64 of 32 bytes)", secret: true },
+  { key: "smtp_url", env: "CONVEYOR_SMTP_URL", flag: "--smtp-url", default: "none (notifications are refused)", describe: "SMTP for notifications and e-mail exports, `smtp://user:pass@host:587`", secret: true },
+  { key: "notify_email", env: "CONVEYOR_NOTIFY_EMAIL", flag: "--notify-email", default: "none", describe: "default notification address" },
+  { key: "alert_email", env: "CONVEYOR_ALERT_EMAIL", flag: "--alert-email", default: "none", describe: "address alerted on failed runs, repeated failures and silent feeds" },
+  { key: "alert_after", env: "CONVEYOR_ALERT_AFTER", flag: "--alert-after", default: "3", describe: "failures in a row before the repeated-failure alert" },
+  { key: "silence_alert", env: "CONVEYOR_SILENCE_ALERT", flag: "--silence-alert", default: "off", describe: "alert when a `select: new` import found nothing for this long (e.g. `36h`)" },
+  { key: "allow_private_hosts", env: "CONVEYOR_ALLOW_PRIVATE_HOSTS", flag: "--allow-private-hosts", default: "false", describe: "allow http/email connections to private and loopback addresses" },
+  { key: "storage", env: "CONVEYOR_STORAGE", flag: "--storage", default: "`<data folder>/storage`", describe: "the service's storage for sdsftp and sds3: a folder, `s3://bucket/prefix` or `sftp://user@host/path`", secret: true },
+  { key: "concurrency", env: "CONVEYOR_CONCURRENCY", flag: "--concurrency", default: "4", describe: "runs side by side" },
+  { key: "bulk_rows", env: "CONVEYOR_BULK_ROWS", flag: "--bulk-rows", default: "5000", describe: "rows per bulk file" },
+  { key: "full_run_every", env: "CONVEYOR_FULL_RUN_EVERY", flag: "--full-run-every", default: "24h", describe: "full run interval for scheduled diff runs" },
+  { key: "max_run_time", env: "CONVEYOR_MAX_RUN_TIME", flag: "--max-run-time", default: "2h", describe: "longest run before it is canceled" },
+  { key: "debug_rows", env: "CONVEYOR_DEBUG_ROWS", flag: "--debug-rows", default: "1000", describe: "mapped records kept in debug files" },
+  { key: "run_retention", env: "CONVEYOR_RUN_RETENTION", flag: "--run-retention", default: "30d", describe: "run record retention" },
+  { key: "read_limit", env: "CONVEYOR_READ_LIMIT", flag: "--read-limit", default: "300", describe: "service read requests per minute" },
+  { key: "write_limit", env: "CONVEYOR_WRITE_LIMIT", flag: "--write-limit", default: "60", describe: "service write requests per minute" },
+  { key: "log_level", env: "CONVEYOR_LOG_LEVEL", flag: "--log-level", default: "info", describe: "fatal, error, warn, info, debug, trace or silent" },
+];
+
+export interface Settings {
+  dataDir: string;
+  serviceUrl: string | undefined;
+  apiUser: string | undefined;
+  apiToken: string | undefined;
+  integration: string;
+  databaseUrl: string | undefined;
+  automations: string | undefined;
+  listen: { host: string; port: number };
+  secretKey: string | undefined;
+  smtpUrl: string | undefined;
+  notifyEmail: string | undefined;
+  alertEmail: string | undefined;
+  alertAfter: number;
+  silenceAlertMs: number | undefined;
+  allowPrivateHosts: boolean;
+  /** Resolved: a local folder, `s3://…` or `sftp://…`. */
+  storage: string;
+  concurrency: number;
+  bulkRows: number;
+  fullRunEveryMs: number;
+  maxRunTimeMs: number;
+  debugRows: number;
+  runRetentionMs: number;
+  readLimit: number;
+  writeLimit: number;
+  logLevel: string;
+  /** True when no service URL is set: the embedded service is started in-process. */
+  embedded: boolean;
+}
+
+export interface LoadSettingsInput {
+  /** `--config FILE`; otherwise `conveyor.config.json` in `cwd` when present. */
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Flag values by setting key (`data_dir`), already parsed by the CLI. */
+  flags?: Partial<Record<keyof RawSettings, string | number | boolean>>;
+  cwd?: string;
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConveyorError("settings_invalid", `cannot read config file ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("the top level must be an object");
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new ConveyorError("settings_invalid", `config file ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export function loadSettings(input: LoadSettingsInput = {}): Settings {
+  const cwd = input.cwd ?? process.cwd();
+  const env = input.env ?? process.env;
+  const merged: Record<string, unknown> = {};
+  const defaultFile = path.join(cwd, "conveyor.config.json");
+  const file = input.configFile ?? (existsSync(defaultFile) ? defaultFile : undefined);
+  if (file) Object.assign(merged, readConfigFile(path.resolve(cwd, file)));
+  for (const spec of SETTINGS) {
+    const value = env[spec.env];
+    if (value !== undefined && value !== "") merged[spec.key] = value;
+  }
+  for (const [key, value] of Object.entries(input.flags ?? {})) if (value !== undefined) merged[key] = value;
+
+  const result = rawSchema.safeParse(merged);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? "");
+      const spec = SETTINGS.find((s) => s.key === key);
+      const where = spec ? `${key} (${spec.env}, ${spec.flag})` : key || "settings";
+      const allowed = issue.code === "unrecognized_keys" ? `; known settings: ${SETTINGS.map((s) => s.key).join(", ")}` : "";
+      return `${where}: ${issue.message}${allowed}`;
+    });
+    throw new ConveyorError("settings_invalid", `invalid settings:\n  ${problems.join("\n  ")}`, { details: { problems } });
+  }
+  const raw = result.data;
+  for (const spec of SETTINGS) if (spec.secret) registerSecret(raw[spec.key]);
+  const dataDir = path.resolve(cwd, raw.data_dir);
+  const [host = "127.0.0.1", port = "8080"] = raw.listen.split(/:(?=\d+$)/);
+  const storage = raw.storage
+    ? /^(s3|sftp):\/\//.test(raw.storage)
+      ? raw.storage
+      : path.resolve(cwd, raw.storage)
+    : path.join(dataDir, "storage");
+  return {
+    dataDir,
+    serviceUrl: raw.service_url?.replace(/\/+$/, ""),
+    apiUser: raw.api_user,
+    apiToken: raw.api_token,
+    integration: raw.integration,
+    databaseUrl: raw.database_url,
+    automations: raw.automations ?? (raw.service_url ? undefined : path.resolve(cwd, "samples")),
+    listen: { host, port: Number(port) },
+    secretKey: raw.secret_key,
+    smtpUrl: raw.smtp_url,
+    notifyEmail: raw.notify_email,
+    alertEmail: raw.alert_email,
+    alertAfter: raw.alert_after,
+    silenceAlertMs: raw.silence_alert,
+    allowPrivateHosts: raw.allow_private_hosts,
+    storage,
+    concurrency: raw.concurrency,
+    bulkRows: raw.bulk_rows,
+    fullRunEveryMs: raw.full_run_every,
+    maxRunTimeMs: raw.max_run_time,
+    debugRows: raw.debug_rows,
+    runRetentionMs: raw.run_retention,
+    readLimit: raw.read_limit,
+    writeLimit: raw.write_limit,
+    logLevel: raw.log_level,
+    embedded: raw.service_url === undefined,
+  };
+}
+
+/** The README table of settings, generated from the same table as the parser. */
+export function settingsTable(): string {
+  const rows = SETTINGS.map((s) => `| \`${s.key}\` | \`${s.env}\` | \`${s.flag}\` | ${s.default} | ${s.describe} |`);
+  return ["| config key | environment | flag | default | what |", "|---|---|---|---|---|", ...rows].join("\n");
+}

@@ -1,0 +1,92 @@
+/**
+ * The process-wide set of secret values. Every password, token and encrypted
+ * parameter is registered here the moment it is read, and every text that
+ * leaves the process (log lines, error messages, debug files, API bodies,
+ * notifications) passes through `maskSecrets`. Masking by value catches the
+ * secret wherever it ends up, not only under the keys we thought of.
+ */
+export const MASK = "********";
+
+/** Keys whose values are secret wherever they appear. */
+export const SECRET_KEYS = new Set([
+  "password",
+  "pass",
+  "passphrase",
+  "token",
+  "api_token",
+  "apitoken",
+  "secret",
+  "client_secret",
+  "secret_key",
+  "authorization",
+  "x-auth-token",
+  "access_token",
+  "refresh_token",
+  "private_key",
+]);
+
+const secrets = new Set<string>();
+// Secrets shorter than this would mask ordinary words ("1", "abc").
+const MIN_SECRET_LENGTH = 4;
+let pattern: RegExp | null = null;
+
+export function registerSecret(value: unknown): void {
+  if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH || value === MASK) return;
+  if (secrets.has(value)) return;
+  secrets.add(value);
+  // Also the forms a secret takes on the wire.
+  const encoded = encodeURIComponent(value);
+  if (encoded !== value) secrets.add(encoded);
+  secrets.add(Buffer.from(value).toString("base64"));
+  pattern = null;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function currentPattern(): RegExp | null {
+  if (secrets.size === 0) return null;
+  if (!pattern) {
+    // Longest first so a secret containing another is masked whole.
+    const parts = [...secrets].sort((a, b) => b.length - a.length).map(escape);
+    pattern = new RegExp(parts.join("|"), "g");
+  }
+  return pattern;
+}
+
+export function maskSecrets(text: string): string {
+  const re = currentPattern();
+  return re ? text.replace(re, MASK) : text;
+}
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEYS.has(key.toLowerCase());
+}
+
+/** A deep copy with secret keys and registered secret values masked. */
+export function maskDeep<T>(value: T): T {
+  return maskValue(value, undefined) as T;
+}
+
+function maskValue(value: unknown, key: string | undefined): unknown {
+  if (key !== undefined && isSecretKey(key) && value !== null && value !== undefined && value !== "") return MASK;
+  if (typeof value === "string") return maskSecrets(value);
+  if (value instanceof Error) {
+    const code = (value as { code?: unknown }).code;
+    return { type: value.name, message: maskSecrets(value.message), ...(code === undefined ? {} : { code }) };
+  }
+  if (Array.isArray(value)) return value.map((v) => maskValue(v, undefined));
+  if (value && typeof value === "object" && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = maskValue(v, k);
+    return out;
+  }
+  return value;
+}
+
+/** For tests: forget every registered secret. */
+export function clearSecretsForTests(): void {
+  secrets.clear();
+  pattern = null;
+}

@@ -1,0 +1,69 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.js";
+import { ConveyorError } from "../../src/errors.js";
+import { maskDeep, registerSecret, MASK } from "../../src/secrets.js";
+import { withRetry } from "../../src/retry.js";
+
+function capture(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join("") };
+}
+
+describe("secrets", () => {
+  it("masks secret keys and registered values, deep", () => {
+    registerSecret("hunter2-very-secret");
+    const out = maskDeep({ connection: { password: "x", address: "ftp.example.com" }, note: "pw is hunter2-very-secret" });
+    expect(out).toEqual({ connection: { password: MASK, address: "ftp.example.com" }, note: `pw is ${MASK}` });
+  });
+
+  it("never lets the logger print a registered secret, whatever the key", () => {
+    registerSecret("s3cr3t-token-value");
+    const { stream, text } = capture();
+    const log = createLogger({ destination: stream, level: "info" });
+    log.info({ connection: { password: "pw-in-object" }, url: "https://u:s3cr3t-token-value@host" }, "connecting with s3cr3t-token-value");
+    log.error({ err: new Error("login failed for s3cr3t-token-value") }, "failed");
+    const lines = text();
+    expect(lines).not.toContain("s3cr3t-token-value");
+    expect(lines).not.toContain("pw-in-object");
+    expect(lines).toContain(MASK);
+    expect(lines.trim().split("\n").map((l) => JSON.parse(l) as { level: string }).map((l) => l.level)).toEqual(["info", "error"]);
+  });
+
+  it("masks secrets in error messages", () => {
+    registerSecret("another-secret-1");
+    const err = new ConveyorError("auth", "login refused for password another-secret-1", { hint: "check another-secret-1" });
+    expect(err.message).not.toContain("another-secret-1");
+    expect(JSON.stringify(err.toJSON())).not.toContain("another-secret-1");
+  });
+});
+
+describe("retry", () => {
+  it("retries retryable errors and stops at the attempt limit", async () => {
+    let calls = 0;
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw new ConveyorError("timeout", "slow", { retryable: true });
+      }, { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 }),
+    ).rejects.toThrow("slow");
+    expect(calls).toBe(3);
+  });
+
+  it("never retries an error that is not retryable", async () => {
+    let calls = 0;
+    await expect(
+      withRetry(async () => {
+        calls++;
+        throw new ConveyorError("auth", "wrong password");
+      }, { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 }),
+    ).rejects.toThrow("wrong password");
+    expect(calls).toBe(1);
+  });
+});
