@@ -1,0 +1,116 @@
+import type { Logger } from "../src/log.js";
+import type { Settings } from "../src/config.js";
+
+/**
+ * A connection as a connector receives it: parsed, defaults applied and every
+ * placeholder resolved (keys as in automations.md). Connectors read only the
+ * keys of their type; the definition schema decides which are required.
+ */
+export interface ConnectionConfig {
+  type: "ftp" | "ftps" | "sftp" | "sdsftp" | "sds3" | "http" | "email";
+  address?: string | string[];
+  username?: string;
+  password?: string;
+  path?: string;
+  port?: number;
+  ssl_ftp?: boolean;
+  implicit_tls?: boolean;
+  use_pasv_address?: boolean;
+  is_key_file?: boolean;
+  passphrase?: string;
+  host_key?: string;
+  validate?: boolean;
+  method?: string;
+  headers?: Record<string, string>;
+  payload?: Record<string, unknown>;
+  login_address?: string;
+  oauth?: { address: string; client_id: string; client_secret: string; grant_type?: string; method?: string };
+  paginate?: boolean;
+  pagination?: { next: string; param?: string; records?: string };
+  folder?: string;
+  email_search?: { from?: string; subject?: string; since_days?: number };
+  subject?: string;
+  body?: string;
+}
+
+/** One entry of a remote listing. `path` is what download/delete/move take. */
+export interface RemoteFile {
+  name: string;
+  path: string;
+  size: number;
+  /** null when the server's listing carries no reliable time. */
+  modified: Date | null;
+  /** Connector-specific identity (e-mail: uidvalidity/uid/part), opaque to callers. */
+  ref?: string;
+}
+
+export interface TransferResult {
+  size: number;
+}
+
+export interface ConnectionTestResult {
+  ok: true;
+  /** What the user should see: server greeting, TLS version, host key fingerprint… never a secret. */
+  facts: Record<string, string>;
+}
+
+/**
+ * Key/value state a connector keeps between runs (OAuth tokens, the IMAP
+ * UIDVALIDITY/last-UID checkpoint). It lives in the automation's `metadata`.
+ */
+export interface MetadataStore {
+  get(key: string): unknown;
+  set(key: string, value: unknown): Promise<void>;
+}
+
+export interface ConnectorContext {
+  settings: Settings;
+  logger: Logger;
+  metadata: MetadataStore;
+  /** The account's API user: the service's storage root is `<storage>/<apiUser>/`. */
+  apiUser: string;
+  signal?: AbortSignal;
+  /** `--verbose`: protocol traces go to the logger at debug level, with PASS/LOGIN/AUTH redacted. */
+  verbose?: boolean;
+  /** Fixed time for tests; defaults to Date.now. */
+  now?: () => number;
+}
+
+/** One record sent by an http export with `payload_multi: 0`. */
+export interface RecordSendResult {
+  index: number;
+  ok: boolean;
+  status?: number;
+  error?: string;
+}
+
+/**
+ * The one interface every connection type implements. Paths are relative to
+ * the connection's `path` and never climb out of it. Every method throws a
+ * ConveyorError with one of the codes connect, auth, not_found, host_key, tls,
+ * timeout, transfer, protocol, private_host, unsafe_path.
+ */
+export interface Connector {
+  readonly type: ConnectionConfig["type"];
+  /** Files of a folder (default: the connection's `path`); folders are left out. */
+  list(folder?: string): Promise<RemoteFile[]>;
+  /** Download to a local file; the local file is complete or absent when this settles. */
+  download(file: RemoteFile, localPath: string): Promise<TransferResult>;
+  /**
+   * Upload atomically: to `.<name>.part`, size checked, then renamed to `remoteName`.
+   * A failure leaves nothing under `remoteName`.
+   */
+  upload(localPath: string, remoteName: string): Promise<TransferResult>;
+  delete(file: RemoteFile): Promise<void>;
+  /** Move into `folder` (created when missing); a timestamp is added to the name when the target exists. Returns the new path. */
+  move(file: RemoteFile, folder: string): Promise<string>;
+  mkdir(folder: string): Promise<void>;
+  test(): Promise<ConnectionTestResult>;
+  close(): Promise<void>;
+  /** After a live run applied the file: e-mail marks it seen and advances its checkpoint. */
+  markProcessed?(file: RemoteFile): Promise<void>;
+  /** http export with `payload_multi: 0`: one request per record, each with its own result. */
+  sendRecords?(records: readonly unknown[]): Promise<RecordSendResult[]>;
+}
+
+export type ConnectorFactory = (connection: ConnectionConfig, context: ConnectorContext) => Connector;
