@@ -1,0 +1,240 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { ConveyorError } from "../errors.js";
+import { deriveStatus } from "./status.js";
+import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
+import type {
+  AutomationStatus,
+  LedgerEntry,
+  LogPage,
+  LogQuery,
+  LogRecord,
+  RunListQuery,
+  RunMode,
+  RunRecord,
+  SnapshotEntry,
+  StateStore,
+} from "./types.js";
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE runs (
+     id TEXT PRIMARY KEY, automation TEXT NOT NULL, account TEXT NOT NULL, mode TEXT NOT NULL,
+     started TEXT NOT NULL, finished TEXT, outcome TEXT, heartbeat TEXT, body TEXT NOT NULL);
+   CREATE INDEX runs_by_automation ON runs (automation, started);
+   CREATE TABLE status_reset (automation TEXT NOT NULL, mode TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (automation, mode));
+   CREATE TABLE snapshots (key TEXT NOT NULL, identifier TEXT NOT NULL, "values" TEXT NOT NULL, updated TEXT NOT NULL,
+     PRIMARY KEY (key, identifier)) WITHOUT ROWID;
+   CREATE TABLE ledger (key TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, modified TEXT NOT NULL, added TEXT NOT NULL,
+     PRIMARY KEY (key, path, size, modified)) WITHOUT ROWID;
+   CREATE TABLE logs (seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, id TEXT NOT NULL, identifier TEXT NOT NULL,
+     job_id TEXT NOT NULL, request_id TEXT NOT NULL, timestamp TEXT NOT NULL, body TEXT NOT NULL);
+   CREATE INDEX logs_by_identifier ON logs (account, identifier);
+   CREATE INDEX logs_by_job ON logs (account, job_id);
+   CREATE TABLE metadata (automation TEXT PRIMARY KEY, body TEXT NOT NULL);`,
+];
+
+const CHUNK = 500;
+
+/** The embedded default: one SQLite file in the data folder, WAL, migrations by user_version. */
+export class SqliteStore implements StateStore {
+  private readonly db: Database.Database;
+
+  constructor(file: string) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      this.db = new Database(file);
+    } catch (err) {
+      throw new ConveyorError("state", `cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 5000");
+    this.migrate();
+  }
+
+  private migrate(): void {
+    const version = Number(this.db.pragma("user_version", { simple: true }));
+    for (let i = version; i < MIGRATIONS.length; i++) {
+      const sql = MIGRATIONS[i] ?? "";
+      this.db.transaction(() => {
+        this.db.exec(sql);
+        this.db.pragma(`user_version = ${i + 1}`);
+      })();
+    }
+  }
+
+  async createRun(run: RunRecord): Promise<void> {
+    this.db
+      .prepare("INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run));
+  }
+
+  async updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void> {
+    this.db.transaction(() => {
+      const current = this.readRun(id);
+      if (!current) throw new ConveyorError("state", `run ${id} does not exist`);
+      const next: RunRecord = { ...current, ...patch, id };
+      this.db
+        .prepare("UPDATE runs SET finished = ?, outcome = ?, heartbeat = ?, body = ? WHERE id = ?")
+        .run(next.finished, next.outcome, next.heartbeat, JSON.stringify(next), id);
+    })();
+  }
+
+  private readRun(id: string): RunRecord | null {
+    const row = this.db.prepare("SELECT body FROM runs WHERE id = ?").get(id) as { body: string } | undefined;
+    return row ? (JSON.parse(row.body) as RunRecord) : null;
+  }
+
+  async getRun(id: string): Promise<RunRecord | null> {
+    return this.readRun(id);
+  }
+
+  async listRuns(query: RunListQuery = {}): Promise<RunRecord[]> {
+    const filters: Array<[string, string | undefined]> = [
+      ["automation = ?", query.automation],
+      ["account = ?", query.account],
+      ["mode = ?", query.mode],
+    ];
+    const used = filters.filter((f): f is [string, string] => f[1] !== undefined);
+    const where = used.map(([sql]) => sql);
+    const args = used.map(([, value]) => value);
+    const sql = `SELECT body FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, query.limit ?? 100) as { body: string }[];
+    return rows.map((r) => JSON.parse(r.body) as RunRecord);
+  }
+
+  async markInterrupted(staleBefore: Date): Promise<RunRecord[]> {
+    const stale = this.db
+      .prepare("SELECT id FROM runs WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < ?)")
+      .all(staleBefore.toISOString()) as { id: string }[];
+    const finished = new Date().toISOString();
+    const out: RunRecord[] = [];
+    for (const { id } of stale) {
+      await this.updateRun(id, {
+        outcome: "failed",
+        finished,
+        error: { code: "interrupted", message: "interrupted: the worker stopped before the run finished; nothing was committed, the next run does the work again" },
+      });
+      const run = this.readRun(id);
+      if (run) out.push(run);
+    }
+    return out;
+  }
+
+  async pruneRuns(before: Date): Promise<number> {
+    return this.db.prepare("DELETE FROM runs WHERE outcome IS NOT NULL AND started < ?").run(before.toISOString()).changes;
+  }
+
+  async status(automation: string): Promise<AutomationStatus> {
+    const runs = this.db
+      .prepare("SELECT body FROM runs WHERE automation = ? ORDER BY started DESC, id DESC LIMIT 200")
+      .all(automation) as { body: string }[];
+    const resets = this.db.prepare("SELECT mode, at FROM status_reset WHERE automation = ?").all(automation) as { mode: RunMode; at: string }[];
+    return deriveStatus(
+      runs.map((r) => JSON.parse(r.body) as RunRecord),
+      Object.fromEntries(resets.map((r) => [r.mode, r.at])),
+    );
+  }
+
+  async resetStatus(automation: string, mode: RunMode): Promise<void> {
+    this.db
+      .prepare("INSERT INTO status_reset (automation, mode, at) VALUES (?, ?, ?) ON CONFLICT (automation, mode) DO UPDATE SET at = excluded.at")
+      .run(automation, mode, new Date().toISOString());
+  }
+
+  async snapshotGet(key: string, identifiers: readonly string[]): Promise<Map<string, Record<string, string>>> {
+    const out = new Map<string, Record<string, string>>();
+    for (let i = 0; i < identifiers.length; i += CHUNK) {
+      const chunk = identifiers.slice(i, i + CHUNK);
+      const rows = this.db
+        .prepare(`SELECT identifier, "values" AS v FROM snapshots WHERE key = ? AND identifier IN (${chunk.map(() => "?").join(",")})`)
+        .all(key, ...chunk) as { identifier: string; v: string }[];
+      for (const row of rows) out.set(row.identifier, JSON.parse(row.v) as Record<string, string>);
+    }
+    return out;
+  }
+
+  async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
+    const now = new Date().toISOString();
+    const stmt = this.db.prepare(
+      `INSERT INTO snapshots (key, identifier, "values", updated) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated`,
+    );
+    this.db.transaction(() => {
+      for (const e of entries) stmt.run(key, e.identifier, JSON.stringify(e.values), now);
+    })();
+  }
+
+  async snapshotDelete(key: string, identifiers: readonly string[]): Promise<void> {
+    const stmt = this.db.prepare("DELETE FROM snapshots WHERE key = ? AND identifier = ?");
+    this.db.transaction(() => {
+      for (const id of identifiers) stmt.run(key, id);
+    })();
+  }
+
+  async snapshotCount(key: string): Promise<number> {
+    return (this.db.prepare("SELECT count(*) AS n FROM snapshots WHERE key = ?").get(key) as { n: number }).n;
+  }
+
+  async snapshotPruneBefore(key: string, since: string): Promise<number> {
+    return this.db.prepare("DELETE FROM snapshots WHERE key = ? AND updated < ?").run(key, since).changes;
+  }
+
+  async ledgerHas(key: string, entry: LedgerEntry): Promise<boolean> {
+    const row = this.db
+      .prepare("SELECT 1 FROM ledger WHERE key = ? AND path = ? AND size = ? AND modified = ?")
+      .get(key, entry.path, entry.size, entry.modified ?? "");
+    return row !== undefined;
+  }
+
+  async ledgerAdd(key: string, entries: readonly LedgerEntry[]): Promise<void> {
+    const stmt = this.db.prepare("INSERT OR IGNORE INTO ledger (key, path, size, modified, added) VALUES (?, ?, ?, ?, ?)");
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const e of entries) stmt.run(key, e.path, e.size, e.modified ?? "", now);
+    })();
+  }
+
+  async addLogs(account: string, records: readonly LogRecord[]): Promise<void> {
+    const stmt = this.db.prepare("INSERT INTO logs (account, id, identifier, job_id, request_id, timestamp, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    this.db.transaction(() => {
+      for (const r of records) stmt.run(account, r.id, r.identifier, r.job_id, r.request_id, r.timestamp, JSON.stringify(r));
+    })();
+  }
+
+  async searchLogs(query: LogQuery): Promise<LogPage> {
+    const matches = logFilter(query);
+    const start = query.start ?? 0;
+    const limit = query.records ?? 20;
+    const logs: LogRecord[] = [];
+    let found = 0;
+    const rows = this.db
+      .prepare(`SELECT body FROM logs ${query.account ? "WHERE account = ?" : ""} ORDER BY seq DESC`)
+      .iterate(...(query.account ? [query.account] : [])) as IterableIterator<{ body: string }>;
+    for (const row of rows) {
+      const record = JSON.parse(row.body) as LogRecord;
+      if (!matches(record)) continue;
+      if (found >= start && logs.length < limit) logs.push(record);
+      found++;
+      // One past the cap tells whether more exist without counting them all.
+      if (found > LOG_FOUND_CAP) break;
+    }
+    return { found: Math.min(found, LOG_FOUND_CAP), found_more_logs: found > LOG_FOUND_CAP, logs };
+  }
+
+  async getMetadata(automation: string): Promise<Record<string, unknown>> {
+    const row = this.db.prepare("SELECT body FROM metadata WHERE automation = ?").get(automation) as { body: string } | undefined;
+    return row ? (JSON.parse(row.body) as Record<string, unknown>) : {};
+  }
+
+  async setMetadata(automation: string, metadata: Record<string, unknown>): Promise<void> {
+    this.db
+      .prepare("INSERT INTO metadata (automation, body) VALUES (?, ?) ON CONFLICT (automation) DO UPDATE SET body = excluded.body")
+      .run(automation, JSON.stringify(metadata));
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The state a worker keeps between runs: run records, diff snapshots, the
+ * processed-file ledger, log records, and each automation's metadata. SQLite
+ * implements it by default; PostgreSQL implements the same interface for
+ * several daemons. Every method is async so both fit.
+ */
+
+export type RunMode = "prod" | "debug";
+export type RunTrigger = "schedule" | "manual" | "api" | "event";
+export type RunOutcome = "success" | "partial" | "failed" | "canceled" | "nothing";
+
+export interface RunCounts {
+  rows: number;
+  row_errors: number;
+  create: number;
+  update: number;
+  unchanged: number;
+  remove: number;
+  skipped: number;
+  failed: number;
+}
+
+export interface RunFile {
+  name: string;
+  size: number;
+  sha256: string;
+  modified?: string | null;
+}
+
+export interface RunRecord {
+  id: string;
+  /** The automation's stable key (its id in the daemon, its slug for a file run). */
+  automation: string;
+  account: string;
+  mode: RunMode;
+  trigger: RunTrigger;
+  diff: boolean;
+  force: boolean;
+  notify: boolean;
+  email: string | null;
+  started: string;
+  finished: string | null;
+  /** null while the run is running. */
+  outcome: RunOutcome | null;
+  counts: RunCounts;
+  requests: { read: number; write: number };
+  bytes: number;
+  files: RunFile[];
+  debug_files: string[];
+  guard: { name: string; message: string } | null;
+  error: { code: string; message: string } | null;
+  /** Last sign of life of a running run: a run whose heartbeat stopped was interrupted. */
+  heartbeat: string | null;
+}
+
+export function emptyCounts(): RunCounts {
+  return { rows: 0, row_errors: 0, create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0, failed: 0 };
+}
+
+/** The seed's status object (v3 part 2.2), derived from run records. */
+export interface AutomationStatus {
+  debug_files: string[];
+  last_run_id: string | null;
+  last_run_start_debug: string | null;
+  last_run_finish_debug: string | null;
+  last_run_success_debug: boolean | null;
+  last_run_start_prod: string | null;
+  last_run_finish_prod: string | null;
+  last_run_success_prod: boolean | null;
+}
+
+/** A processed file of the ledger: keyed by path, size and modification time. */
+export interface LedgerEntry {
+  path: string;
+  size: number;
+  modified: string | null;
+}
+
+/** A log record in the seed's shape (v3 part 2.4). */
+export interface LogRecord {
+  id: string;
+  action: string;
+  channel_id: string;
+  context: string;
+  field_data: string;
+  identifier: string;
+  job_id: string;
+  integration: string;
+  message: string;
+  method: string;
+  operation: string;
+  request_id: string;
+  result: string;
+  sd_user_id: string;
+  timestamp: string;
+  type: string;
+  instance: number;
+  log_level: number;
+  sd_acct_id: number;
+}
+
+export interface LogQuery {
+  start?: number;
+  records?: number;
+  identifier?: string[];
+  context?: string[];
+  integration?: string[];
+  instance?: number;
+  request_id?: string;
+  timestamp_start?: string;
+  timestamp_end?: string;
+  id?: string;
+  channel_id?: string;
+  action?: string;
+  operation?: string;
+  method?: string;
+  type?: string;
+  result?: string;
+  job_id?: string;
+  /** Only this account's records. */
+  account?: string;
+}
+
+export interface LogPage {
+  found: number;
+  found_more_logs: boolean;
+  logs: LogRecord[];
+}
+
+export interface SnapshotEntry {
+  identifier: string;
+  values: Record<string, string>;
+}
+
+export interface RunListQuery {
+  automation?: string;
+  account?: string;
+  limit?: number;
+  mode?: RunMode;
+}
+
+export interface StateStore {
+  createRun(run: RunRecord): Promise<void>;
+  /** Merge `patch` into the run; the id never changes. */
+  updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void>;
+  getRun(id: string): Promise<RunRecord | null>;
+  listRuns(query?: RunListQuery): Promise<RunRecord[]>;
+  /** Runs still open whose heartbeat is older than `staleBefore` become failed ("interrupted"). Returns them. */
+  markInterrupted(staleBefore: Date): Promise<RunRecord[]>;
+  /** Delete finished runs older than the date (run_retention). */
+  pruneRuns(before: Date): Promise<number>;
+  status(automation: string): Promise<AutomationStatus>;
+  resetStatus(automation: string, mode: RunMode): Promise<void>;
+
+  /** Snapshot of one automation's file config: identifier → the values last applied. */
+  snapshotGet(key: string, identifiers: readonly string[]): Promise<Map<string, Record<string, string>>>;
+  snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void>;
+  snapshotDelete(key: string, identifiers: readonly string[]): Promise<void>;
+  snapshotCount(key: string): Promise<number>;
+  /** A full run replaces the snapshot: entries not re-put since `since` are removed. */
+  snapshotPruneBefore(key: string, since: string): Promise<number>;
+
+  ledgerHas(key: string, entry: LedgerEntry): Promise<boolean>;
+  ledgerAdd(key: string, entries: readonly LedgerEntry[]): Promise<void>;
+
+  addLogs(account: string, records: readonly LogRecord[]): Promise<void>;
+  searchLogs(query: LogQuery): Promise<LogPage>;
+
+  getMetadata(automation: string): Promise<Record<string, unknown>>;
+  setMetadata(automation: string, metadata: Record<string, unknown>): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,155 @@
+import { describe, expect, it, beforeEach, afterEach } from "vitest";
+import { emptyCounts, type LogRecord, type RunRecord, type StateStore } from "../../src/state/index.js";
+
+/** The one store suite: every implementation of StateStore runs it. */
+export function storeSuite(name: string, open: () => Promise<StateStore>): void {
+  describe(`state store: ${name}`, () => {
+    let store: StateStore;
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    const run = (over: Partial<RunRecord> = {}): RunRecord => ({
+      id: `run-${Math.random().toString(36).slice(2)}`,
+      automation: "a1",
+      account: "demo",
+      mode: "prod",
+      trigger: "manual",
+      diff: false,
+      force: false,
+      notify: false,
+      email: null,
+      started: new Date().toISOString(),
+      finished: null,
+      outcome: null,
+      counts: emptyCounts(),
+      requests: { read: 0, write: 0 },
+      bytes: 0,
+      files: [],
+      debug_files: [],
+      guard: null,
+      error: null,
+      heartbeat: new Date().toISOString(),
+      ...over,
+    });
+
+    it("records a run and merges updates", async () => {
+      const r = run();
+      await store.createRun(r);
+      await store.updateRun(r.id, { outcome: "success", finished: "2026-11-21T10:00:00.000Z", counts: { ...emptyCounts(), rows: 5 } });
+      const back = await store.getRun(r.id);
+      expect(back?.outcome).toBe("success");
+      expect(back?.counts.rows).toBe(5);
+      expect(back?.automation).toBe("a1");
+      expect(await store.getRun("missing")).toBeNull();
+      await expect(store.updateRun("missing", { outcome: "failed" })).rejects.toThrow(/does not exist/);
+    });
+
+    it("lists runs newest first, by automation", async () => {
+      await store.createRun(run({ id: "r1", started: "2026-11-20T00:00:00.000Z" }));
+      await store.createRun(run({ id: "r2", started: "2026-11-21T00:00:00.000Z" }));
+      await store.createRun(run({ id: "r3", automation: "other" }));
+      expect((await store.listRuns({ automation: "a1" })).map((r) => r.id)).toEqual(["r2", "r1"]);
+      expect(await store.listRuns({ automation: "a1", limit: 1 })).toHaveLength(1);
+    });
+
+    it("marks runs whose heartbeat stopped as interrupted, and leaves live ones", async () => {
+      await store.createRun(run({ id: "dead", heartbeat: "2026-01-01T00:00:00.000Z" }));
+      await store.createRun(run({ id: "alive", heartbeat: new Date(Date.now() + 60_000).toISOString() }));
+      const marked = await store.markInterrupted(new Date());
+      expect(marked.map((r) => r.id)).toEqual(["dead"]);
+      const dead = await store.getRun("dead");
+      expect(dead?.outcome).toBe("failed");
+      expect(dead?.error?.code).toBe("interrupted");
+      expect((await store.getRun("alive"))?.outcome).toBeNull();
+    });
+
+    it("derives the seed's status object and resets one half", async () => {
+      await store.createRun(run({ id: "p1", mode: "prod", started: "2026-11-20T00:00:00.000Z", finished: "2026-11-20T00:01:00.000Z", outcome: "success" }));
+      await store.createRun(run({ id: "d1", mode: "debug", started: "2026-11-21T00:00:00.000Z", finished: "2026-11-21T00:01:00.000Z", outcome: "failed", debug_files: ["summary.json"] }));
+      const status = await store.status("a1");
+      expect(status).toEqual({
+        debug_files: ["summary.json"],
+        last_run_id: "d1",
+        last_run_start_debug: "2026-11-21T00:00:00.000Z",
+        last_run_finish_debug: "2026-11-21T00:01:00.000Z",
+        last_run_success_debug: false,
+        last_run_start_prod: "2026-11-20T00:00:00.000Z",
+        last_run_finish_prod: "2026-11-20T00:01:00.000Z",
+        last_run_success_prod: true,
+      });
+      await store.resetStatus("a1", "debug");
+      const after = await store.status("a1");
+      expect(after.last_run_start_debug).toBeNull();
+      expect(after.debug_files).toEqual([]);
+      expect(after.last_run_success_prod).toBe(true);
+    });
+
+    it("keeps snapshots per key, and a full run prunes what it did not see", async () => {
+      await store.snapshotPut("k", [
+        { identifier: "A", values: { stock: "1" } },
+        { identifier: "B", values: { stock: "2" } },
+      ]);
+      await store.snapshotPut("other", [{ identifier: "A", values: { stock: "9" } }]);
+      const got = await store.snapshotGet("k", ["A", "B", "C"]);
+      expect(Object.fromEntries(got)).toEqual({ A: { stock: "1" }, B: { stock: "2" } });
+      await new Promise((r) => setTimeout(r, 5));
+      const since = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 5));
+      await store.snapshotPut("k", [{ identifier: "A", values: { stock: "3" } }]);
+      expect(await store.snapshotPruneBefore("k", since)).toBe(1);
+      expect(await store.snapshotCount("k")).toBe(1);
+      await store.snapshotDelete("k", ["A"]);
+      expect(await store.snapshotCount("k")).toBe(0);
+      expect(await store.snapshotCount("other")).toBe(1);
+    });
+
+    it("looks snapshots up in batches larger than one statement allows", async () => {
+      const entries = Array.from({ length: 1200 }, (_, i) => ({ identifier: String(i).padStart(5, "0"), values: { v: String(i) } }));
+      await store.snapshotPut("big", entries);
+      const got = await store.snapshotGet("big", entries.map((e) => e.identifier));
+      expect(got.size).toBe(1200);
+      expect(got.get("00042")).toEqual({ v: "42" });
+    });
+
+    it("keys the ledger by path, size and modification time", async () => {
+      const e = { path: "in/a.csv", size: 10, modified: "2026-11-21T00:00:00.000Z" };
+      expect(await store.ledgerHas("k", e)).toBe(false);
+      await store.ledgerAdd("k", [e]);
+      await store.ledgerAdd("k", [e]);
+      expect(await store.ledgerHas("k", e)).toBe(true);
+      expect(await store.ledgerHas("k", { ...e, size: 11 })).toBe(false);
+      expect(await store.ledgerHas("other", e)).toBe(false);
+    });
+
+    it("searches logs with the seed's rules and caps found at 1001", async () => {
+      const log = (i: number, over: Partial<LogRecord> = {}): LogRecord => ({
+        id: `log-${i}`, action: "edit", channel_id: "", context: "", field_data: "", identifier: `SKU${i % 3}`,
+        job_id: "run-1", integration: "conveyor", message: "{}", method: "auto", operation: "import", request_id: "bulk-1",
+        result: "success", sd_user_id: "demo", timestamp: "2026-11-21 10:00:00", type: "item", instance: 0, log_level: 1, sd_acct_id: 1, ...over,
+      });
+      await store.addLogs("demo", Array.from({ length: 1100 }, (_, i) => log(i)));
+      await store.addLogs("other", [log(5000, { identifier: "SKU0" })]);
+      const all = await store.searchLogs({ account: "demo", records: 50 });
+      expect(all.found).toBe(1001);
+      expect(all.found_more_logs).toBe(true);
+      expect(all.logs).toHaveLength(50);
+      const one = await store.searchLogs({ account: "demo", identifier: ["SKU1"], start: 2, records: 5 });
+      expect(one.found).toBe(367);
+      expect(one.found_more_logs).toBe(false);
+      expect(one.logs.every((l) => l.identifier === "SKU1")).toBe(true);
+      // refining fields count only together with a search field
+      expect((await store.searchLogs({ account: "demo", result: "error" })).found).toBe(1001);
+      expect((await store.searchLogs({ account: "demo", identifier: ["SKU1"], result: "error" })).found).toBe(0);
+    });
+
+    it("keeps an automation's metadata", async () => {
+      expect(await store.getMetadata("a1")).toEqual({});
+      await store.setMetadata("a1", { oauth: { token: "t", expires: 1 } });
+      expect(await store.getMetadata("a1")).toEqual({ oauth: { token: "t", expires: 1 } });
+    });
+  });
+}
