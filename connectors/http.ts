@@ -1,0 +1,206 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { ConveyorError } from "../src/errors.js";
+import type { Connector, ConnectionConfig, ConnectorContext, ConnectorFactory, RecordSendResult, RemoteFile, TransferResult } from "./types.js";
+import { HttpExchange, type HttpConnectorOptions } from "./http-exchange.js";
+import { nextFromBody, nextFromLink, pageRecords, PageTrail } from "./http-paginate.js";
+import { classifyNetworkError, readSnippet, safeUrl } from "./http-client.js";
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".csv": "text/csv",
+  ".tsv": "text/tab-separated-values",
+  ".txt": "text/plain",
+  ".json": "application/json",
+  ".xml": "application/xml",
+  ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  ".zip": "application/zip",
+  ".gz": "application/gzip",
+};
+
+export function contentTypeFor(name: string): string {
+  return CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
+}
+
+/** The name an http feed is known by: the URL's last segment when it looks like a file, else `response.json`. */
+export function feedName(address: string): string {
+  try {
+    const last = decodeURIComponent(new URL(address).pathname.split("/").pop() ?? "");
+    if (/^[\w.-]+\.[A-Za-z0-9]{1,5}$/.test(last)) return last;
+  } catch {
+    // an unparsable address is reported when it is used
+  }
+  return "response.json";
+}
+
+function unsupported(what: string): ConveyorError {
+  return new ConveyorError("protocol", `${what} is not supported for http connections`, {
+    hint: "http connections only download (import) or send (export); use after_import: keep",
+  });
+}
+
+async function writeChunk(out: Writable, text: string): Promise<void> {
+  if (!out.write(text)) await new Promise<void>((resolve, reject) => {
+    out.once("drain", resolve);
+    out.once("error", reject);
+  });
+}
+
+/**
+ * The http connection: an import downloads one virtual file (following pages
+ * into one JSON array when `paginate` is set), an export sends the file, or
+ * one request per record with `payload_multi: 0`.
+ */
+export class HttpConnector implements Connector {
+  readonly type = "http" as const;
+  private readonly ex: HttpExchange;
+
+  constructor(private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext, options: HttpConnectorOptions = {}) {
+    this.ex = new HttpExchange(conn, ctx, options);
+  }
+
+  async list(): Promise<RemoteFile[]> {
+    const name = feedName(this.ex.address);
+    const now = (this.ctx.now ?? Date.now)();
+    return [{ name, path: name, size: 0, modified: new Date(now), ref: safeUrl(this.ex.address) }];
+  }
+
+  async download(_file: RemoteFile, localPath: string): Promise<TransferResult> {
+    const part = `${localPath}.part`;
+    try {
+      await this.ex.withRetry(() => (this.conn.paginate ? this.downloadPages(part) : this.downloadOne(part)));
+      await rename(part, localPath);
+      return { size: (await stat(localPath)).size };
+    } catch (err) {
+      await rm(part, { force: true });
+      throw err;
+    }
+  }
+
+  private async downloadOne(part: string): Promise<void> {
+    const res = await this.ex.send(() => this.ex.importRequest());
+    try {
+      await pipeline(res.body, createWriteStream(part));
+    } catch (err) {
+      throw classifyNetworkError(err, this.ex.address);
+    }
+  }
+
+  private async downloadPages(part: string): Promise<void> {
+    const out = createWriteStream(part);
+    const done = new Promise<void>((resolve, reject) => {
+      out.once("finish", resolve);
+      out.once("error", reject);
+    });
+    const trail = new PageTrail();
+    const first = this.ex.importRequest().url;
+    let url: string | undefined = first;
+    let count = 0;
+    let current: string | undefined;
+    try {
+      await writeChunk(out, "[");
+      while (url) {
+        const pageUrl: string = url;
+        current = pageUrl;
+        trail.visit(pageUrl);
+        const res = await this.ex.send(() => this.ex.importRequest(pageUrl));
+        const text = await readSnippetFull(res.body);
+        let page: unknown;
+        try {
+          page = JSON.parse(text);
+        } catch (err) {
+          throw new ConveyorError("file_format", `page ${safeUrl(pageUrl)} is not JSON: ${(err as Error).message}`, { hint: "paginate works with JSON feeds only" });
+        }
+        const records = pageRecords(page, this.conn.pagination);
+        for (const record of records) await writeChunk(out, `${count++ === 0 ? "\n" : ",\n"}${JSON.stringify(record)}`);
+        const linkNext = nextFromLink(res.headers.link, pageUrl);
+        url = this.conn.pagination ? nextFromBody(page, this.conn.pagination, pageUrl, first) : linkNext;
+        if (this.conn.pagination && !url) url = linkNext;
+        if (records.length === 0) url = undefined;
+      }
+      await writeChunk(out, "\n]\n");
+      out.end();
+      await done;
+    } catch (err) {
+      // Nobody waits for the file any more; its own late errors must not surface.
+      done.catch(() => undefined);
+      out.destroy();
+      throw classifyNetworkError(err, current ?? first);
+    }
+  }
+
+  async upload(localPath: string, remoteName: string): Promise<TransferResult> {
+    const size = (await stat(localPath)).size;
+    const res = await this.ex.withRetry(() =>
+      this.ex.send(() => ({
+        method: this.ex.method,
+        url: this.ex.address,
+        headers: {
+          "content-type": contentTypeFor(remoteName),
+          "content-length": String(size),
+          "content-disposition": `attachment; filename="${remoteName.replace(/["\\\r\n]/g, "_")}"`,
+        },
+        body: createReadStream(localPath),
+      })),
+    );
+    await readSnippet(res.body);
+    return { size };
+  }
+
+  async sendRecords(records: readonly unknown[]): Promise<RecordSendResult[]> {
+    const results: RecordSendResult[] = [];
+    for (const [index, record] of records.entries()) {
+      try {
+        const res = await this.ex.withRetry(() =>
+          this.ex.send(() => ({ method: this.ex.method, url: this.ex.address, headers: { "content-type": "application/json" }, body: JSON.stringify(record) })),
+        );
+        await readSnippet(res.body);
+        results.push({ index, ok: true, status: res.status });
+      } catch (err) {
+        const e = err instanceof ConveyorError ? err : new ConveyorError("transfer", String(err));
+        const status = typeof e.details.status === "number" ? e.details.status : undefined;
+        results.push({ index, ok: false, ...(status === undefined ? {} : { status }), error: e.message });
+        if (e.code === "auth" || e.code === "private_host" || e.code === "canceled") throw e;
+      }
+    }
+    return results;
+  }
+
+  async delete(): Promise<void> {
+    throw unsupported("delete");
+  }
+
+  async move(): Promise<string> {
+    throw unsupported("move");
+  }
+
+  async mkdir(): Promise<void> {
+    throw unsupported("mkdir");
+  }
+
+  async test(): Promise<{ ok: true; facts: Record<string, string> }> {
+    const safe = this.ex.method === "GET";
+    const res = await this.ex.withRetry(() => this.ex.send(() => (safe ? this.ex.importRequest() : { method: "HEAD", url: this.ex.address }))).catch((err: unknown) => {
+      // A HEAD the server does not know still proves the address and the credentials.
+      if (!safe && err instanceof ConveyorError && (err.code === "protocol" || err.code === "not_found")) return undefined;
+      throw err;
+    });
+    if (res) await readSnippet(res.body);
+    return { ok: true, facts: { address: safeUrl(this.ex.address), auth: this.ex.auth.kind, ...(res ? { status: String(res.status) } : {}) } };
+  }
+
+  async close(): Promise<void> {
+    await this.ex.close();
+  }
+}
+
+/** One page whole: pages are small by nature, and JSON cannot be cut between records without a parser. */
+async function readSnippetFull(body: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export const createHttpConnector: ConnectorFactory = (connection, context) => new HttpConnector(connection, context);
