@@ -168,15 +168,15 @@ export class HttpConnector implements Connector {
     return results;
   }
 
-  async delete(): Promise<void> {
+  async delete(_file: RemoteFile): Promise<void> {
     throw unsupported("delete");
   }
 
-  async move(): Promise<string> {
+  async move(_file: RemoteFile, _folder: string): Promise<string> {
     throw unsupported("move");
   }
 
-  async mkdir(): Promise<void> {
+  async mkdir(_folder: string): Promise<void> {
     throw unsupported("mkdir");
   }
 

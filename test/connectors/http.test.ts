@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HttpConnector } from "../../connectors/http.js";
+import type { HttpConnectorOptions } from "../../connectors/http-exchange.js";
 import { isPrivateAddress } from "../../connectors/http-guard.js";
 import type { ConnectionConfig } from "../../connectors/types.js";
 import { ConveyorError } from "../../src/errors.js";
@@ -25,7 +26,7 @@ beforeEach(() => {
   server.seen.length = 0;
 });
 
-function connector(conn: Partial<ConnectionConfig>, ctx: TestContext = memoryContext(), options = fast): HttpConnector {
+function connector(conn: Partial<ConnectionConfig>, ctx: TestContext = memoryContext(), options: HttpConnectorOptions = fast): HttpConnector {
   return new HttpConnector({ type: "http", address: `${server.base}/feed.json`, method: "GET", ...conn }, ctx, options);
 }
 

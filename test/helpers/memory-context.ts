@@ -30,7 +30,7 @@ export interface TestContext extends ConnectorContext {
 }
 
 /** A connector context over a temp data folder, with a capturing verbose logger. */
-export function memoryContext(overrides: Partial<Settings> = {}, extra: Partial<ConnectorContext> = {}): TestContext {
+export function memoryContext(overrides: Partial<Settings> = {}, extra: Partial<Omit<ConnectorContext, "metadata">> = {}): TestContext {
   const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-ctx-"));
   const base = loadSettings({ env: {}, cwd: dataDir, flags: { data_dir: dataDir } });
   const lines: string[] = [];
