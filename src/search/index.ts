@@ -1,0 +1,21 @@
+/**
+ * The search language (spec/search.md): parse once into a plain data tree,
+ * evaluate it on records in memory, or hand the text on to the service.
+ */
+export type {
+  CompileOptions,
+  MatchOptions,
+  RelativeDate,
+  Scalar,
+  SearchNode,
+  SearchOperator,
+  SearchRecord,
+  SearchValue,
+  TimeSpan,
+  TimeUnit,
+} from "./types.js";
+export { parseSearch, MAX_DEPTH } from "./parser.js";
+export { matchesSearch, compileSearch, usesClock } from "./evaluate.js";
+export { searchFields, isMatchAll, ALL_FIELDS } from "./inspect.js";
+export { shortcutSearch, quoteSearchValue, ORDER_STATUSES, type OrderStatus } from "./shortcuts.js";
+export { readNumber, readDate, readRelative, resolveRelative } from "./values.js";
