@@ -1,0 +1,135 @@
+import { createHash } from "node:crypto";
+import net from "node:net";
+import SftpClient from "ssh2-sftp-client";
+import type { ConnectConfig } from "ssh2";
+import { registerSecret } from "../src/secrets.js";
+import { classifyError, connectorError, type ErrorSite } from "./errors.js";
+import { timeoutError } from "./deadline.js";
+import { normalizeBase } from "./paths.js";
+import { traceSink } from "./trace.js";
+import type { ConnectionConfig, ConnectorContext } from "./types.js";
+
+export interface SftpSession {
+  client: SftpClient;
+  /** We own the TCP socket so a stalled or timed-out session can be torn down at once. */
+  socket: net.Socket;
+  root: string;
+  fingerprint: string;
+  alive: boolean;
+}
+
+export function sftpServer(connection: ConnectionConfig): { host: string; port: number; server: string } {
+  const address = Array.isArray(connection.address) ? connection.address[0] : connection.address;
+  const host = (address ?? "").trim();
+  const port = connection.port ?? 22;
+  return { host, port, server: `${host}:${port}` };
+}
+
+/** OpenSSH's form: `SHA256:` and unpadded base64 of the key blob's hash. */
+export function fingerprintOf(key: Buffer): string {
+  return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
+}
+
+function normalizeFingerprint(value: string): string {
+  const trimmed = value.trim().replace(/=+$/, "");
+  return trimmed.toUpperCase().startsWith("SHA256:") ? `SHA256:${trimmed.slice(7)}` : `SHA256:${trimmed}`;
+}
+
+function connectSocket(host: string, port: number, ms: number, what: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(timeoutError(what, ms));
+    }, ms);
+    socket.once("connect", () => {
+      clearTimeout(timer);
+      socket.removeAllListeners("error");
+      // ssh2 attaches its own; this one only keeps a late error from being uncaught.
+      socket.on("error", () => undefined);
+      resolve(socket);
+    });
+    socket.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+export async function openSftpSession(
+  connection: ConnectionConfig,
+  context: ConnectorContext,
+  timeouts: { idleTimeoutMs: number; connectTimeoutMs: number },
+): Promise<SftpSession> {
+  const { host, port, server } = sftpServer(connection);
+  const site: ErrorSite = { protocol: connection.type, server, action: "connect", phase: "connect" };
+  registerSecret(connection.password);
+  registerSecret(connection.passphrase);
+  const expected = connection.host_key ? normalizeFingerprint(connection.host_key) : undefined;
+  let offered = "";
+  const log = context.logger;
+  const session: Partial<SftpSession> & { alive: boolean } = { alive: true };
+  // Without these, an error or drop between calls would be thrown by an EventEmitter with no listener.
+  const client = new SftpClient("conveyor", {
+    error: (err) => {
+      session.alive = false;
+      log.debug({ protocol: "sftp", server }, `sftp connection error: ${err instanceof Error ? err.message : String(err)}`);
+    },
+    end: () => void (session.alive = false),
+    close: () => void (session.alive = false),
+  });
+  const started = Date.now();
+  let socket: net.Socket | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    socket = await connectSocket(host, port, timeouts.connectTimeoutMs, `sftp connect to ${server}`);
+    const sock = socket;
+    const remaining = Math.max(1, timeouts.connectTimeoutMs - (Date.now() - started));
+    const config: ConnectConfig = {
+      sock,
+      host,
+      port,
+      username: connection.username,
+      readyTimeout: remaining,
+      keepaliveInterval: Math.min(15_000, Math.max(1_000, Math.floor(timeouts.idleTimeoutMs / 2))),
+      keepaliveCountMax: 3,
+      hostVerifier: (key: Buffer) => {
+        offered = fingerprintOf(key);
+        return expected === undefined || expected === offered;
+      },
+      debug: traceSink(log, context.verbose, "sftp"),
+    };
+    if (connection.is_key_file) {
+      config.privateKey = connection.password;
+      if (connection.passphrase) config.passphrase = connection.passphrase;
+    } else {
+      config.password = connection.password;
+    }
+    // ssh2-sftp-client's connect can hang past readyTimeout (a server that never opens the subsystem).
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(timeoutError(`sftp connect to ${server}`, timeouts.connectTimeoutMs));
+        sock.destroy();
+      }, remaining);
+    });
+    await Promise.race([client.connect(config), deadline]);
+    const base = normalizeBase(connection.path);
+    const root = base.startsWith("/") ? base : await client.realPath(base);
+    return Object.assign(session, { client, socket: sock, root, fingerprint: offered });
+  } catch (err) {
+    socket?.destroy();
+    if (expected !== undefined && offered !== "" && offered !== expected) {
+      throw connectorError("host_key", site, `the server offered host key ${offered}, the connection expects ${expected}`, {
+        retryable: false,
+        cause: err,
+        hint: `If the server's key was changed on purpose, set connection.host_key to ${offered}; otherwise someone may be intercepting the connection.`,
+      });
+    }
+    if (err instanceof Error && /privateKey|passphrase|Cannot parse/i.test(err.message)) {
+      throw connectorError("auth", site, `the private key in connection.password cannot be used: ${err.message}`, { retryable: false, cause: err });
+    }
+    throw classifyError(err, site);
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,172 @@
+import path from "node:path";
+import { atomicDownload, atomicUpload } from "./atomic.js";
+import { withIdleTimeout, timeoutError } from "./deadline.js";
+import { classifyError, type ErrorSite } from "./errors.js";
+import { resolveOptions, type TransportOptions } from "./options.js";
+import { partName, relativeDir, relativeJoin, remoteJoin, safeRelative, timestampedName } from "./paths.js";
+import { Session } from "./session.js";
+import { openSftpSession, sftpServer, type SftpSession } from "./sftp-session.js";
+import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
+
+/** Pipelined reads: one request at a time is ~20× slower (pitfalls.md, Transfers). */
+const FAST_OPTIONS = { concurrency: 64, chunkSize: 256 * 1024 };
+
+/**
+ * sftp over ssh2-sftp-client. Every operation runs in the one queued session
+ * under an idle watchdog: a server that stops answering fails the operation
+ * with `timeout` and the socket is destroyed, so nothing hangs and the next
+ * operation reconnects.
+ */
+export class SftpConnector implements Connector {
+  readonly type: ConnectionConfig["type"];
+  private readonly session: Session<SftpSession>;
+  private readonly server: string;
+  private readonly idleMs: number;
+
+  constructor(connection: ConnectionConfig, private readonly context: ConnectorContext, options?: TransportOptions) {
+    this.type = connection.type;
+    this.server = sftpServer(connection).server;
+    const timeouts = resolveOptions(options);
+    this.idleMs = timeouts.idleTimeoutMs;
+    this.session = new Session<SftpSession>(
+      {
+        open: () => openSftpSession(connection, context, timeouts),
+        alive: (s) => s.alive && !s.socket.destroyed,
+        shut: async (s) => {
+          s.alive = false;
+          // end() waits for the server's goodbye; a stalled server never sends it.
+          const ended = s.client.end().catch(() => false);
+          const timer = setTimeout(() => s.socket.destroy(), 2_000);
+          await ended;
+          clearTimeout(timer);
+          s.socket.destroy();
+        },
+      },
+      context,
+      `sftp ${this.server}`,
+      timeouts.retryBaseDelayMs,
+    );
+  }
+
+  private async op<T>(action: string, fn: (s: SftpSession, touch: () => void) => Promise<T>): Promise<T> {
+    const site: ErrorSite = { protocol: this.type, server: this.server, action, phase: "operation" };
+    try {
+      return await this.session.run((s) =>
+        withIdleTimeout(
+          this.idleMs,
+          (touch) => fn(s, touch),
+          () => {
+            s.alive = false;
+            s.socket.destroy();
+          },
+          () => timeoutError(`sftp ${action} on ${this.server}`, this.idleMs),
+        ),
+      );
+    } catch (err) {
+      throw classifyError(err, site);
+    }
+  }
+
+  async list(folder = ""): Promise<RemoteFile[]> {
+    const rel = safeRelative(folder, "folder");
+    return this.op(`list ${rel || "."}`, async (s) => {
+      const entries = await s.client.list(remoteJoin(s.root, rel));
+      return entries
+        .filter((e) => e.type === "-" && !/[/\\]/.test(e.name))
+        .map((e) => ({
+          name: e.name,
+          path: relativeJoin(rel, e.name),
+          size: e.size,
+          modified: e.modifyTime > 0 ? new Date(e.modifyTime) : null,
+        }));
+    });
+  }
+
+  async download(file: RemoteFile, localPath: string): Promise<TransferResult> {
+    const rel = safeRelative(file.path);
+    return this.op(`download ${rel}`, (s, touch) =>
+      atomicDownload(localPath, file.size, async (part) => {
+        await s.client.fastGet(remoteJoin(s.root, rel), part, { ...FAST_OPTIONS, step: () => touch() });
+      }),
+    );
+  }
+
+  async upload(localPath: string, remoteName: string): Promise<TransferResult> {
+    const rel = safeRelative(remoteName, "file name");
+    return this.op(`upload ${rel}`, async (s, touch) => {
+      const dir = relativeDir(rel);
+      if (dir !== "") await ensureDir(s, remoteJoin(s.root, dir));
+      return atomicUpload(
+        {
+          put: async (local, remote) => void (await s.client.fastPut(local, remote, { ...FAST_OPTIONS, step: () => touch() })),
+          size: async (remote) => (await s.client.stat(remote)).size,
+          rename: (from, to) => replace(s, from, to),
+          remove: async (remote) => void (await s.client.delete(remote, true)),
+        },
+        localPath,
+        remoteJoin(s.root, rel),
+        remoteJoin(s.root, partName(rel)),
+      );
+    });
+  }
+
+  async delete(file: RemoteFile): Promise<void> {
+    const rel = safeRelative(file.path);
+    await this.op(`delete ${rel}`, async (s) => void (await s.client.delete(remoteJoin(s.root, rel))));
+  }
+
+  async move(file: RemoteFile, folder: string): Promise<string> {
+    const rel = safeRelative(file.path);
+    const target = safeRelative(folder, "folder");
+    return this.op(`move ${rel} to ${target}`, async (s) => {
+      await ensureDir(s, remoteJoin(s.root, target));
+      let name = path.posix.basename(rel);
+      if ((await s.client.exists(remoteJoin(s.root, relativeJoin(target, name)))) !== false) {
+        name = timestampedName(name, (this.context.now ?? Date.now)());
+      }
+      const destination = relativeJoin(target, name);
+      await s.client.rename(remoteJoin(s.root, rel), remoteJoin(s.root, destination));
+      return destination;
+    });
+  }
+
+  async mkdir(folder: string): Promise<void> {
+    const rel = safeRelative(folder, "folder");
+    await this.op(`mkdir ${rel}`, (s) => ensureDir(s, remoteJoin(s.root, rel)));
+  }
+
+  async test(): Promise<ConnectionTestResult> {
+    return this.op("test", async (s) => {
+      const kind = await s.client.exists(s.root);
+      if (kind !== "d") throw Object.assign(new Error(`folder ${s.root} does not exist`), { code: "ENOENT" });
+      return { ok: true as const, facts: { server: this.server, host_key: s.fingerprint, path: s.root } };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+}
+
+async function ensureDir(s: SftpSession, dir: string): Promise<void> {
+  if ((await s.client.exists(dir)) === "d") return;
+  await s.client.mkdir(dir, true);
+}
+
+/** SFTP v3 rename refuses an existing target; OpenSSH's posix-rename replaces it atomically. */
+async function replace(s: SftpSession, from: string, to: string): Promise<void> {
+  if ((await s.client.exists(to)) === false) {
+    await s.client.rename(from, to);
+    return;
+  }
+  try {
+    await s.client.posixRename(from, to);
+  } catch {
+    await s.client.delete(to);
+    await s.client.rename(from, to);
+  }
+}
+
+export function createSftpConnector(connection: ConnectionConfig, context: ConnectorContext, options?: TransportOptions): Connector {
+  return new SftpConnector(connection, context, options);
+}
