@@ -90,7 +90,7 @@ export function fieldReader(field: string): FieldReader {
       if (whole !== undefined) return leaves(whole, test);
     }
     let next = object[path[i] ?? ""];
-    if (next === undefined && i === 0) next = object[lowerPath[0] ?? ""];
+    if (next === undefined) next = object[lowerPath[i] ?? ""];
     return walk(next, i + 1, test);
   };
 
