@@ -1,0 +1,226 @@
+import { createHash } from "node:crypto";
+import { createReadStream, openAsBlob } from "node:fs";
+import path from "node:path";
+import { FormData } from "undici";
+import { ConveyorError, toConveyorError } from "../errors.js";
+import { backoffDelay, sleep } from "../retry.js";
+import { csvRows } from "./csv.js";
+import type { ServiceCaller } from "./http.js";
+import { bulkJobsOf, type BulkJob } from "./jobs.js";
+import { asRecord, v1Failure } from "./response.js";
+
+export type { BulkJob };
+
+export interface BulkSubmitted {
+  bulk_file: string;
+  rows: number;
+}
+
+export type BulkState = "queued" | "running" | "complete" | "failed" | "canceled";
+
+export interface BulkStatus {
+  status: BulkState;
+  rows: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  /** Presigned link to the result CSV, once complete (valid 30 minutes). */
+  url?: string;
+  message?: string;
+}
+
+export interface BulkResultRow {
+  /** Data row of the bulk file, 1 = the first row after the header. */
+  row: number;
+  action: string;
+  guid: string;
+  result: string;
+  message: string;
+}
+
+export interface SubmitOptions {
+  /** Unique per submission (`<run-id>-<n>`): it is how a lost answer is found in the job list. */
+  name: string;
+  email?: string;
+  /** `skip_all=1`: do not send the changes to channels. */
+  skipAll?: boolean;
+  signal?: AbortSignal;
+  /** Sends at most this many times, each after the job list showed the last one missing. */
+  attempts?: number;
+  baseDelayMs?: number;
+}
+
+export async function fileSha256(filePath: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(filePath)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+export function utcDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** A failure after which the service may or may not hold the upload. */
+function ambiguous(err: ConveyorError): boolean {
+  return err.code === "service_unavailable" && err.details.sent !== false;
+}
+
+export async function bulkJobs(caller: ServiceCaller, date: string, signal?: AbortSignal): Promise<BulkJob[]> {
+  const res = await caller.send({ method: "GET", path: `/v1/bulk/jobs/${encodeURIComponent(date)}`, signal });
+  return bulkJobsOf(res.body);
+}
+
+/** The job an earlier send of this submission created, if the service has it. */
+async function findSubmitted(caller: ServiceCaller, name: string, sha256: string, since: number, signal?: AbortSignal): Promise<BulkJob | undefined> {
+  const dates = [...new Set([utcDate(since), utcDate(Date.now())])];
+  for (const date of dates) {
+    const jobs = await bulkJobs(caller, date, signal);
+    const byName = jobs.find((job) => job.bulk_name === name && (job.sha256 === undefined || job.sha256 === sha256));
+    if (byName) return byName;
+    // Without names, the same bytes sent after we started can only be ours.
+    const byHash = jobs.find((job) => job.bulk_name === undefined && job.sha256 === sha256 && (job.createdMs ?? 0) >= since - 5_000);
+    if (byHash) return byHash;
+  }
+  return undefined;
+}
+
+function submittedOf(body: unknown, label: { method: string; path: string }): BulkSubmitted {
+  const failure = v1Failure(label, body);
+  if (failure) throw failure;
+  const record = asRecord(body);
+  if (typeof record.bulk_file !== "string" || !record.bulk_file) {
+    throw new ConveyorError("service_http", `POST /v1/bulk answered without a bulk_file: ${JSON.stringify(body).slice(0, 200)}`, {
+      details: label,
+    });
+  }
+  return { bulk_file: record.bulk_file, rows: Number(record.rows ?? 0) || 0 };
+}
+
+/**
+ * Uploads a bulk file, streamed from disk. When the answer is lost after the
+ * file may have reached the service, the job list decides: the upload is sent
+ * again only if no job of that name (and hash) exists, so rows are never
+ * applied twice.
+ */
+export async function submitBulk(caller: ServiceCaller, filePath: string, options: SubmitOptions): Promise<BulkSubmitted> {
+  const sha256 = await fileSha256(filePath);
+  const blob = await openAsBlob(filePath, { type: "text/csv" });
+  const fileName = path.basename(filePath);
+  const since = Date.now();
+  const attempts = options.attempts ?? 3;
+  const label = { method: "POST", path: "/v1/bulk" };
+  let last: ConveyorError | undefined;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      const res = await caller.send({
+        method: "POST",
+        path: "/v1/bulk",
+        multipart: () => {
+          const form = new FormData();
+          form.append("bulk_name", options.name);
+          if (options.email) form.append("bulk_email", options.email);
+          form.append("skip_all", options.skipAll ? "1" : "0");
+          form.append("bulk_file", blob, fileName);
+          return form;
+        },
+        idempotent: false,
+        signal: options.signal,
+      });
+      return submittedOf(res.body, label);
+    } catch (raw) {
+      const err = toConveyorError(raw);
+      if (!ambiguous(err)) throw err;
+      last = err;
+    }
+    await sleep(backoffDelay(attempt, options.baseDelayMs ?? 1_000, 15_000), options.signal);
+    const job = await findSubmitted(caller, options.name, sha256, since, options.signal);
+    if (job) {
+      if (!job.bulk_file) throw new ConveyorError("service_http", `bulk job "${options.name}" is listed without a bulk_file`, { details: label });
+      return { bulk_file: job.bulk_file, rows: job.rows ?? 0 };
+    }
+  }
+  throw new ConveyorError("service_unavailable", `bulk upload "${options.name}" failed ${attempts} times: ${last?.message ?? "unknown"}`, {
+    retryable: true,
+    cause: last,
+    details: label,
+    hint: "The job list shows the file was not accepted, so nothing was applied; run the automation again later.",
+  });
+}
+
+const STATES: ReadonlySet<string> = new Set(["queued", "running", "complete", "failed", "canceled"]);
+
+export function bulkStatusOf(body: unknown, label: { method: string; path: string }): BulkStatus {
+  const failure = v1Failure(label, body);
+  if (failure) throw failure;
+  const record = asRecord(body);
+  const status = String(record.status ?? "");
+  if (!STATES.has(status)) {
+    throw new ConveyorError("service_http", `${label.method} ${label.path} answered an unknown status "${status}"`, { details: label });
+  }
+  const count = (key: string): number => Number(record[key] ?? 0) || 0;
+  return {
+    status: status as BulkState,
+    rows: count("rows"),
+    processed: count("processed"),
+    succeeded: count("succeeded"),
+    failed: count("failed"),
+    ...(typeof record.url === "string" && record.url ? { url: record.url } : {}),
+    ...(typeof record.message === "string" ? { message: record.message } : {}),
+  };
+}
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** First pause between polls; grows by half each poll up to `maxPollMs`. */
+  pollMs?: number;
+  maxPollMs?: number;
+}
+
+/** Polls a bulk job until it ends. A failed or canceled job without a result file is a `bulk_failed` error. */
+export async function waitBulk(caller: ServiceCaller, bulkFile: string, options: WaitOptions = {}): Promise<BulkStatus> {
+  const path = `/v1/bulk/results/${encodeURIComponent(bulkFile)}`;
+  let delay = options.pollMs ?? 1_000;
+  for (;;) {
+    const res = await caller.send({ method: "GET", path, signal: options.signal });
+    const status = bulkStatusOf(res.body, { method: "GET", path });
+    if (status.status === "complete") return status;
+    if (status.status === "failed" || status.status === "canceled") {
+      if (status.url) return status;
+      throw new ConveyorError("bulk_failed", `bulk job ${bulkFile} ended ${status.status}${status.message ? `: ${status.message}` : ""}`, {
+        details: { bulk_file: bulkFile, status: status.status },
+        hint: "None of its rows is known to be applied; the next run sends them again.",
+      });
+    }
+    await sleep(delay, options.signal);
+    delay = Math.min(options.maxPollMs ?? 15_000, Math.round(delay * 1.5));
+  }
+}
+
+/** The per-row results of a bulk job, streamed from its presigned CSV. */
+export async function* bulkResultRows(caller: ServiceCaller, url: string, signal?: AbortSignal): AsyncGenerator<BulkResultRow> {
+  let index: Record<"row" | "action" | "guid" | "result" | "message", number> | undefined;
+  for await (const cells of csvRows(await caller.open(url, signal))) {
+    if (!index) {
+      const names = cells.map((name) => name.trim().toLowerCase());
+      const at = (name: string, fallback: number): number => (names.includes(name) ? names.indexOf(name) : fallback);
+      // The identifier column is the third whatever its name (guid, sku).
+      index = { row: at("row", 0), action: at("action", 1), guid: 2, result: at("result", 3), message: at("message", 4) };
+      continue;
+    }
+    yield {
+      row: Number(cells[index.row]),
+      action: cells[index.action] ?? "",
+      guid: cells[index.guid] ?? "",
+      result: cells[index.result] ?? "",
+      message: cells[index.message] ?? "",
+    };
+  }
+}
+
+export async function cancelBulk(caller: ServiceCaller, jobId: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  const path = `/v1/bulk/results/cancel/${encodeURIComponent(jobId)}`;
+  const res = await caller.send({ method: "GET", path, signal });
+  const failure = v1Failure({ method: "GET", path }, res.body);
+  if (failure) throw failure;
+  return asRecord(res.body);
+}

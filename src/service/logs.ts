@@ -1,0 +1,91 @@
+import type { ServiceCaller } from "./http.js";
+import { asRecord, isRecord, v1Failure } from "./response.js";
+
+/** Search parameters of seed v3 part 4.4 (also accepted by v1 `POST /logs`). */
+export interface LogSearch {
+  start?: number;
+  /** 1 to 50, default 20. */
+  records?: number;
+  identifier?: string;
+  context?: string;
+  integration?: string;
+  instance?: number;
+  request_id?: string;
+  timestamp_start?: string;
+  timestamp_end?: string;
+  id?: string;
+  channel_id?: string;
+  action?: string;
+  operation?: string;
+  method?: string;
+  type?: string;
+  result?: string;
+  job_id?: string;
+}
+
+/** Seed v3 part 2.4. */
+export interface LogRecord {
+  action: string;
+  channel_id: string;
+  context: string;
+  field_data: string;
+  id: string;
+  identifier: string;
+  job_id: string;
+  integration: string;
+  message: string;
+  method: string;
+  operation: string;
+  request_id: string;
+  result: string;
+  sd_user_id: string;
+  timestamp: string;
+  type: string;
+  instance: number;
+  log_level: number;
+  sd_acct_id: number;
+}
+
+export interface LogPage {
+  found: number;
+  found_more_logs?: boolean;
+  logs: LogRecord[];
+  records: string;
+  sort: string;
+  start: number;
+}
+
+function pageOf(body: unknown): LogPage {
+  const results = asRecord(asRecord(body).results);
+  const logs = Array.isArray(results.logs) ? results.logs.filter(isRecord) : [];
+  return {
+    found: Number(results.found ?? logs.length) || 0,
+    ...(results.found_more_logs !== undefined ? { found_more_logs: Boolean(results.found_more_logs) } : {}),
+    logs: logs as unknown as LogRecord[],
+    records: String(results.records ?? ""),
+    sort: String(results.sort ?? ""),
+    start: Number(results.start ?? 0) || 0,
+  };
+}
+
+function clean(search: LogSearch): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
+  for (const [key, value] of Object.entries(search)) if (value !== undefined && value !== "") out[key] = value as string | number;
+  return out;
+}
+
+/** `POST /v3/logs`. A search changes nothing, so it is retried like a read (it still spends write budget). */
+export async function searchLogs(caller: ServiceCaller, search: LogSearch, signal?: AbortSignal): Promise<LogPage> {
+  const res = await caller.send({ method: "POST", path: "/v3/logs", json: clean(search), idempotent: true, signal });
+  return pageOf(res.body);
+}
+
+/** `POST /v1/logs`, form encoded; same search fields, same page shape. */
+export async function searchLogsV1(caller: ServiceCaller, search: LogSearch, signal?: AbortSignal): Promise<LogPage> {
+  const res = await caller.send({ method: "POST", path: "/v1/logs", form: clean(search), idempotent: true, signal });
+  const failure = v1Failure({ method: "POST", path: "/v1/logs" }, res.body);
+  if (failure) throw failure;
+  const body = asRecord(res.body);
+  // v1 may answer the logs at the top level rather than under `results`.
+  return pageOf(isRecord(body.results) ? body : { results: body });
+}
