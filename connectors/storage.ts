@@ -1,0 +1,34 @@
+import { ConveyorError } from "../src/errors.js";
+import type { ConnectionConfig, Connector, ConnectorContext, ConnectorFactory } from "./types.js";
+import { LocalStorageConnector } from "./storage-local.js";
+import { S3StorageConnector } from "./storage-s3.js";
+
+/**
+ * `sdsftp` and `sds3` are two names for one thing: the service's own storage.
+ * The seed exposed it over FTP and S3; here the worker's CONVEYOR_STORAGE
+ * setting alone decides where it lives (a local folder, an S3 bucket or an
+ * SFTP server), so an automation never carries storage hosts or credentials.
+ */
+export function storageKind(storage: string): "local" | "s3" | "sftp" {
+  if (storage.startsWith("s3://")) return "s3";
+  if (storage.startsWith("sftp://")) return "sftp";
+  return "local";
+}
+
+export function createStorageConnector(connection: ConnectionConfig, context: ConnectorContext): Connector {
+  const type = connection.type;
+  if (type !== "sdsftp" && type !== "sds3") throw new ConveyorError("internal", `storage connector asked for type ${type}`);
+  switch (storageKind(context.settings.storage)) {
+    case "s3":
+      return new S3StorageConnector(type, connection, context);
+    case "sftp":
+      throw new ConveyorError("settings_invalid", "CONVEYOR_STORAGE on an SFTP server is not available in this build", {
+        hint: "use a local folder or s3://bucket/prefix",
+      });
+    default:
+      return new LocalStorageConnector(type, connection, context);
+  }
+}
+
+export const createSdsftpConnector: ConnectorFactory = createStorageConnector;
+export const createSds3Connector: ConnectorFactory = createStorageConnector;
