@@ -1,0 +1,155 @@
+import { ConveyorError } from "../errors.js";
+import { actionWrites, compileActions, type CompiledActions } from "./actions.js";
+import type { ActionState } from "./action-functions.js";
+import { bindFieldMap, type BoundFieldMap } from "./header.js";
+import { compileTemplate, fieldReader, type NameResolver, type Template } from "./template.js";
+import { compileValueDefaults, compileValueMap } from "./value-map.js";
+import { NONE_IGNORED, RowFailure, isBlank, newRecord, scalarText, type FieldSource, type MapResult, type MappedRecord, type MappingConfig, type RowErrorInfo, type SkipInfo } from "./types.js";
+
+/**
+ * The import direction of one `file_configs[]` entry, per record:
+ * `field_map → field_run → value_map → value_map_default → vendor_actions`,
+ * then the identifier check. Everything is compiled once when the mapper is
+ * created (header check, templates, expressions, conditions); `map` is pure
+ * and allocates one record per row (plus an ignored set only when a rule
+ * ignores a field).
+ */
+export interface ImportMapperOptions {
+  /** Default identifier when the config names none: `oid` for orders, `guid` otherwise. */
+  type?: "products" | "orders" | "fitment";
+  now?: () => Date;
+}
+
+export type ServiceActionResult =
+  | { ok: true; record: MappedRecord; ignored: ReadonlySet<string> }
+  | { ok: false; skipped: { actions: "service_actions"; rule: number } }
+  | { ok: false; error: { message: string; field?: string } };
+
+export interface ImportMapper<Row> {
+  readonly identifier: string;
+  /** Every field a mapped record may carry, in a stable order (field_map, field_run, defaults, actions). */
+  readonly fields: readonly string[];
+  readonly header: BoundFieldMap<Row>;
+  readonly hasServiceActions: boolean;
+  map(row: Row, line: number): MapResult;
+  /**
+   * `service_actions` for the planner, after matching: conditions are tested on
+   * `serviceRecord` (undefined for a record the service does not hold yet,
+   * tested as empty). Returns a new record; the input is not changed.
+   */
+  applyServiceActions(record: MappedRecord, ignored: ReadonlySet<string>, serviceRecord: Readonly<Record<string, unknown>> | undefined): ServiceActionResult;
+}
+
+function describe(err: unknown): RowFailure {
+  if (err instanceof RowFailure) return err;
+  return new RowFailure(err instanceof Error ? err.message : String(err));
+}
+
+function rowError(line: number, failure: RowFailure): { ok: false; error: RowErrorInfo } {
+  return { ok: false, error: failure.field === undefined ? { line, message: failure.message } : { line, message: failure.message, field: failure.field } };
+}
+
+function compileFieldRun<Row>(config: MappingConfig, known: Set<string>, header: BoundFieldMap<Row>): Array<[string, Template<Row>]> {
+  const out: Array<[string, Template<Row>]> = [];
+  for (const [field, value] of Object.entries(config.field_run ?? {})) {
+    const text = scalarText(value);
+    if (text === undefined) {
+      throw new ConveyorError("definition_invalid", `field_run.${field}: the value must be text or a number`, {
+        details: { field: `field_run.${field}` },
+        hint: 'Write a constant ("condition": "New") or a template ("title": "{{brand}} {{model}}").',
+      });
+    }
+    // A template sees the mapped fields and the field_run entries before it, then the file's columns.
+    const resolve: NameResolver<Row> = (name) => {
+      if (known.has(name)) return fieldReader(name);
+      const column = header.column(name);
+      return column === null ? null : (_record, row) => (row === undefined ? undefined : column(row));
+    };
+    out.push([field, compileTemplate(text, resolve, `field_run.${field}`)]);
+    known.add(field);
+  }
+  return out;
+}
+
+export async function createImportMapper<Row>(config: MappingConfig, source: FieldSource<Row>, options: ImportMapperOptions = {}): Promise<ImportMapper<Row>> {
+  const header = await bindFieldMap(config.field_map, source);
+  const known = new Set<string>(header.fields);
+  const fieldRun = compileFieldRun(config, known, header);
+  const valueMap = compileValueMap(config.value_map);
+  const defaults = compileValueDefaults(config.value_map_default);
+  for (const field of defaults.fields) known.add(field);
+  for (const field of actionWrites(config.vendor_actions)) known.add(field);
+  const vendorKnown = new Set(known);
+  for (const field of actionWrites(config.service_actions)) known.add(field);
+
+  const identifier = config.identifier?.trim() || (options.type === "orders" ? "oid" : "guid");
+  if (!known.has(identifier)) {
+    throw new ConveyorError("definition_invalid", `identifier: "${identifier}" is not set by field_map, field_run, value_map_default or an action, so every row would lack it`, {
+      details: { field: "identifier" },
+      hint: `Map the column that identifies a record to "${identifier}" in field_map, or set identifier to a mapped field.`,
+    });
+  }
+
+  const vendorResolve: NameResolver<Row> = (name) => {
+    if (vendorKnown.has(name)) return fieldReader(name);
+    const column = header.column(name);
+    return column === null ? null : (_record, row) => (row === undefined ? undefined : column(row));
+  };
+  const vendor = compileActions(config.vendor_actions, { key: "vendor_actions", on: "record", resolve: vendorResolve, ...(options.now ? { now: options.now } : {}) });
+  // The planner has no source row: service actions read mapped fields only.
+  const serviceResolve: NameResolver<Row> = (name) => (known.has(name) ? fieldReader(name) : null);
+  const service: CompiledActions<Row> = compileActions(config.service_actions, { key: "service_actions", on: "given", resolve: serviceResolve, ...(options.now ? { now: options.now } : {}) });
+
+  const fields = header.fields;
+  const getters = header.getters;
+  const count = fields.length;
+
+  return {
+    identifier,
+    fields: [...known],
+    header,
+    hasServiceActions: !service.empty,
+    map(row: Row, line: number): MapResult {
+      try {
+        const record = newRecord();
+        for (let i = 0; i < count; i++) {
+          const value = (getters[i] as (row: Row) => string | undefined)(row);
+          if (value !== undefined) record[fields[i] as string] = value;
+        }
+        for (const [field, template] of fieldRun) record[field] = template.constant ?? template.evaluate(record, row);
+        valueMap.apply(record);
+        defaults.apply(record);
+        const state: ActionState = { record, ignored: null };
+        if (!vendor.empty) {
+          const skippedBy = vendor.apply(state, row);
+          if (skippedBy >= 0) {
+            const id = record[identifier];
+            const skipped: SkipInfo = { actions: "vendor_actions", rule: skippedBy, line };
+            if (id !== undefined && !isBlank(id)) skipped.identifier = id.trim();
+            return { ok: false, skipped };
+          }
+        }
+        const id = record[identifier];
+        if (id === undefined || isBlank(id)) {
+          const why = id === undefined ? "missing" : "empty";
+          return rowError(line, new RowFailure(`the identifier "${identifier}" is ${why}`, identifier));
+        }
+        return { ok: true, line, identifier: id.trim(), record, ignored: state.ignored ?? NONE_IGNORED };
+      } catch (err) {
+        return rowError(line, describe(err));
+      }
+    },
+    applyServiceActions(record, ignored, serviceRecord): ServiceActionResult {
+      if (service.empty) return { ok: true, record, ignored };
+      const state: ActionState = { record: Object.assign(newRecord(), record), ignored: ignored.size === 0 ? null : new Set(ignored) };
+      try {
+        const skippedBy = service.apply(state, undefined, serviceRecord);
+        if (skippedBy >= 0) return { ok: false, skipped: { actions: "service_actions", rule: skippedBy } };
+        return { ok: true, record: state.record, ignored: state.ignored ?? NONE_IGNORED };
+      } catch (err) {
+        const failure = describe(err);
+        return { ok: false, error: failure.field === undefined ? { message: failure.message } : { message: failure.message, field: failure.field } };
+      }
+    },
+  };
+}
