@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { register as service } from "./service.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -6,4 +7,4 @@ import type { Command } from "commander";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [];
+export const commands: Register[] = [service];

@@ -1,0 +1,92 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+
+export type Db = Database.Database;
+
+/**
+ * The embedded service keeps everything in one SQLite file so a restart finds
+ * items, orders, logs and bulk jobs where it left them. WAL lets the export
+ * writer read while the bulk worker writes.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  guid TEXT NOT NULL UNIQUE,
+  sku TEXT NOT NULL DEFAULT '',
+  fields TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS items_sku ON items(sku);
+CREATE TABLE IF NOT EXISTS orders (
+  oid INTEGER PRIMARY KEY AUTOINCREMENT,
+  ord TEXT NOT NULL,
+  channel TEXT NOT NULL DEFAULT '',
+  archived INTEGER NOT NULL DEFAULT 0,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS orders_ord ON orders(ord);
+CREATE TABLE IF NOT EXISTS logs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  identifier TEXT NOT NULL, context TEXT NOT NULL, integration TEXT NOT NULL,
+  instance INTEGER NOT NULL, request_id TEXT NOT NULL, timestamp TEXT NOT NULL,
+  channel_id TEXT NOT NULL, action TEXT NOT NULL, operation TEXT NOT NULL,
+  method TEXT NOT NULL, type TEXT NOT NULL, result TEXT NOT NULL, job_id TEXT NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS logs_identifier ON logs(identifier);
+CREATE INDEX IF NOT EXISTS logs_request ON logs(request_id);
+CREATE TABLE IF NOT EXISTS bulk_jobs (
+  job_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  bulk_file TEXT NOT NULL UNIQUE,
+  bulk_name TEXT NOT NULL, bulk_email TEXT NOT NULL, skip_all INTEGER NOT NULL,
+  sha256 TEXT NOT NULL, created TEXT NOT NULL, status TEXT NOT NULL,
+  rows INTEGER NOT NULL, processed INTEGER NOT NULL DEFAULT 0,
+  succeeded INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+  upload TEXT NOT NULL, encoding TEXT NOT NULL, result TEXT, error TEXT
+);
+CREATE INDEX IF NOT EXISTS bulk_jobs_created ON bulk_jobs(created);
+CREATE TABLE IF NOT EXISTS exports (
+  bulk_file TEXT PRIMARY KEY, type TEXT NOT NULL, search TEXT NOT NULL, fields TEXT NOT NULL,
+  status TEXT NOT NULL, rows INTEGER NOT NULL DEFAULT 0, created TEXT NOT NULL, error TEXT
+);
+`;
+
+export interface ServicePaths {
+  root: string;
+  db: string;
+  files: string;
+}
+
+export function servicePaths(dataDir: string): ServicePaths {
+  const root = path.join(dataDir, "embedded");
+  return { root, db: path.join(root, "service.db"), files: path.join(root, "files") };
+}
+
+export function openDb(paths: ServicePaths): Db {
+  mkdirSync(paths.files, { recursive: true });
+  const db = new Database(paths.db);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  db.exec(SCHEMA);
+  // A job that was running when the process stopped is finished by nobody: say so.
+  db.prepare("UPDATE bulk_jobs SET status='failed', error='the service stopped while the job ran; upload it again' WHERE status IN ('queued','running')").run();
+  db.prepare("UPDATE exports SET status='failed', error='the service stopped while the export ran; start it again' WHERE status IN ('queued','running')").run();
+  return db;
+}
+
+/** A value generated once and kept in the meta table (the presign key). */
+export function metaValue(db: Db, key: string, create: () => string = () => randomBytes(32).toString("hex")): string {
+  const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined;
+  if (row) return row.value;
+  const value = create();
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)").run(key, value);
+  return value;
+}
+
+/** `Y-m-d H:i:s` in UTC, the seed's log timestamp format. */
+export function sqlTime(date: Date = new Date()): string {
+  return date.toISOString().slice(0, 19).replace("T", " ");
+}

@@ -1,0 +1,120 @@
+import { createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+import type { ServiceContext } from "./context.js";
+import { csvLine } from "./csv.js";
+import { ADDRESS_FIELDS, ITEM_FIELDS, ORDER_READ_FIELDS, SHIPMENT_FIELDS } from "./order-model.js";
+import { matchOrder } from "./order-search.js";
+import type { StoredOrder } from "./order-store.js";
+import type { Matcher } from "./query.js";
+
+export type ExportType = "items" | "orders";
+
+export interface ExportJob {
+  bulk_file: string;
+  type: ExportType;
+  search: string;
+  fields: string;
+  status: "queued" | "running" | "complete" | "failed";
+  rows: number;
+  created: string;
+  error: string | null;
+}
+
+/** Default columns of an orders export: the order, its addresses, its line; one row per line. */
+export const ORDER_EXPORT_FIELDS = [
+  ...ORDER_READ_FIELDS,
+  ...ADDRESS_FIELDS.map((f) => `billing.${f}`),
+  ...ADDRESS_FIELDS.map((f) => `shipping.${f}`),
+  ...ITEM_FIELDS.map((f) => `items.${f}`),
+];
+
+/**
+ * Orders flatten to one row per line: order fields by name, `billing.city`
+ * and `shipping.city`, `items.sku` for the row's line, and `shipments.X` /
+ * `refunds.X` with the values of all the order's shipments (refunds) joined
+ * by `*`. An order without lines is one row.
+ */
+export function orderRows(order: StoredOrder, columns: readonly string[]): string[][] {
+  const base: Record<string, string> = { ...order.fields, oid: String(order.oid), archived: order.fields.archived === "1" ? "1" : "0" };
+  for (const [k, v] of Object.entries(order.billing)) base[`billing.${k}`] = v;
+  for (const [k, v] of Object.entries(order.shipping)) base[`shipping.${k}`] = v;
+  for (const f of new Set([...SHIPMENT_FIELDS, ...order.shipments.flatMap((s) => Object.keys(s))])) base[`shipments.${f}`] = order.shipments.map((s) => s[f] ?? "").join("*");
+  for (const f of new Set(order.refunds.flatMap((r) => Object.keys(r)))) base[`refunds.${f}`] = order.refunds.map((r) => r[f] ?? "").join("*");
+  const lines = order.items.length ? order.items : [undefined];
+  return lines.map((line) => {
+    const row: Record<string, string> = { ...base };
+    if (line) for (const [k, v] of Object.entries(line.fields)) row[`items.${k}`] = v;
+    return columns.map((c) => row[c] ?? "");
+  });
+}
+
+async function write(out: WriteStream, text: string): Promise<void> {
+  if (!out.write(text)) await once(out, "drain");
+}
+
+/** Runs exports in the background, streaming rows from SQLite to the CSV so memory stays flat. */
+export class ExportRunner {
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(private readonly ctx: ServiceContext) {}
+
+  job(bulkFile: string): ExportJob | undefined {
+    return this.ctx.db.prepare("SELECT * FROM exports WHERE bulk_file = ?").get(bulkFile) as ExportJob | undefined;
+  }
+
+  start(job: ExportJob, matcher: Matcher): void {
+    const task = this.run(job, matcher)
+      .catch((err: unknown) => {
+        this.ctx.logger.warn({ err, bulkFile: job.bulk_file }, "export failed");
+        this.ctx.db.prepare("UPDATE exports SET status = 'failed', error = ? WHERE bulk_file = ?").run((err as Error).message, job.bulk_file);
+      })
+      .finally(() => this.running.delete(task));
+    this.running.add(task);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+
+  private async run(job: ExportJob, matches: Matcher): Promise<void> {
+    const { db } = this.ctx;
+    db.prepare("UPDATE exports SET status = 'running' WHERE bulk_file = ?").run(job.bulk_file);
+    const requested = job.fields.split(",").map((f) => f.trim()).filter(Boolean);
+    const identifier = job.type === "items" ? "guid" : "oid";
+    let columns = requested.length ? [identifier, ...requested.filter((f) => f !== identifier)] : [];
+    if (!columns.length) columns = job.type === "items" ? await this.itemColumns(matches) : ORDER_EXPORT_FIELDS;
+    const out = createWriteStream(this.ctx.presign.path(job.bulk_file));
+    const closed = once(out, "close");
+    let rows = 0;
+    try {
+      await write(out, csvLine(columns));
+      if (job.type === "items") {
+        for await (const item of this.ctx.items.scan()) {
+          if (!matches(item)) continue;
+          rows += 1;
+          await write(out, csvLine(columns.map((c) => item[c] ?? "")));
+        }
+      } else {
+        for await (const order of this.ctx.orders.scan()) {
+          if (!matchOrder(order, matches, false)) continue;
+          for (const row of orderRows(order, columns)) {
+            rows += 1;
+            await write(out, csvLine(row));
+          }
+        }
+      }
+    } finally {
+      out.end();
+      await closed;
+    }
+    db.prepare("UPDATE exports SET status = 'complete', rows = ? WHERE bulk_file = ?").run(rows, job.bulk_file);
+  }
+
+  /** Without `fields`: every field any matching item has, guid first (one pass that keeps only the names). */
+  private async itemColumns(matches: Matcher): Promise<string[]> {
+    const names = new Set<string>(["guid", "id", "sku"]);
+    for await (const item of this.ctx.items.scan()) if (matches(item)) for (const k of Object.keys(item)) names.add(k);
+    return [...names];
+  }
+}
+

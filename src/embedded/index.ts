@@ -1,0 +1,113 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { silentLogger, type Logger } from "../log.js";
+import { registerSecret } from "../secrets.js";
+import { metaValue, openDb, servicePaths } from "./db.js";
+import { ItemStore } from "./item-store.js";
+import { LogStore } from "./log-store.js";
+import { OrderStore } from "./order-store.js";
+import { Presigner, PRESIGN_TTL_SECONDS } from "./presign.js";
+import { BulkQueue } from "./bulk-worker.js";
+import { ExportRunner } from "./export-writer.js";
+import { buildServer } from "./server.js";
+import { DEFAULT_LIMITS } from "./throttle.js";
+import type { ServiceContext } from "./context.js";
+
+export { loadItemsCsv } from "./load.js";
+
+export interface EmbeddedServiceOptions {
+  dataDir: string;
+  /** 0 = any free port (the default). */
+  port?: number;
+  host?: string;
+  /** The account's credentials; when absent, user `demo` and a token generated once in the data folder. */
+  apiUser?: string;
+  apiToken?: string;
+  readLimit?: number;
+  writeLimit?: number;
+  optionsLimit?: number;
+  logger?: Logger;
+  /** Bulk rows per transaction (default 200). */
+  bulkBatchRows?: number;
+  /** Pause between bulk batches, for tests that watch a job run or cancel it (default 0). */
+  bulkBatchDelayMs?: number;
+  /** Validity of presigned links in seconds (default 1800). */
+  presignTtlSeconds?: number;
+  /** The service's clock, for tests of expiry and throttling windows. */
+  now?: () => number;
+}
+
+export interface EmbeddedService {
+  /** Base URL without /v1 or /v3, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  apiUser: string;
+  apiToken: string;
+  /** Direct store access for tests, the loader and the pipeline's own checks. */
+  context: ServiceContext;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_API_USER = "demo";
+
+/** The generated token of the embedded account, kept with mode 0600 so a restart keeps the same credentials. */
+export function embeddedToken(dataDir: string): string {
+  const file = path.join(servicePaths(dataDir).root, "api-token");
+  if (existsSync(file)) {
+    const token = readFileSync(file, "utf8").trim();
+    if (token) return token;
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  const token = randomBytes(24).toString("hex");
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return token;
+}
+
+export async function startEmbeddedService(options: EmbeddedServiceOptions): Promise<EmbeddedService> {
+  const apiUser = options.apiUser ?? DEFAULT_API_USER;
+  const apiToken = options.apiToken ?? embeddedToken(options.dataDir);
+  registerSecret(apiToken);
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? silentLogger;
+  const paths = servicePaths(options.dataDir);
+  const db = openDb(paths);
+  let baseUrl = "";
+  const items = new ItemStore(db);
+  const logs = new LogStore(db, now);
+  const orders = new OrderStore(db);
+  const presign = new Presigner(metaValue(db, "presign_key"), paths.files, () => baseUrl, now, options.presignTtlSeconds ?? PRESIGN_TTL_SECONDS);
+  const context = { db, paths, items, logs, orders, presign, logger, now } as Omit<ServiceContext, "bulk" | "exports"> as ServiceContext;
+  context.bulk = new BulkQueue(context, { batchRows: options.bulkBatchRows ?? 200, delayMs: options.bulkBatchDelayMs ?? 0 });
+  context.exports = new ExportRunner(context);
+
+  const app = await buildServer(context, { apiUser, apiToken }, {
+    read: options.readLimit ?? DEFAULT_LIMITS.read,
+    write: options.writeLimit ?? DEFAULT_LIMITS.write,
+    options: options.optionsLimit ?? DEFAULT_LIMITS.options,
+  });
+  const host = options.host ?? "127.0.0.1";
+  try {
+    await app.listen({ port: options.port ?? 0, host });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port ?? 0;
+  baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  logger.info({ url: baseUrl, apiUser }, "embedded service listening");
+
+  return {
+    url: baseUrl,
+    apiUser,
+    apiToken,
+    context,
+    async close() {
+      await context.bulk.stop();
+      await context.exports.stop();
+      await app.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import type { Db } from "./db.js";
+
+/** An item: a flat record of string fields; `id`, `guid` and `sku` are always present. */
+export type Item = Record<string, string> & { id: string; guid: string; sku: string };
+
+export const IDENTIFIER_FIELDS = ["guid", "sku", "id"] as const;
+export type IdentifierField = (typeof IDENTIFIER_FIELDS)[number];
+
+/** Sortable item fields (seed v1 part 2). */
+export const SORTABLE_ITEM_FIELDS = [
+  "id", "sku", "guid", "stock", "price", "name", "title", "mediacount", "media", "size", "color", "condition",
+  "brand", "style", "date", "dateupdated", "status", "state", "category",
+] as const;
+const NUMERIC_SORT = new Set(["id", "stock", "price", "mediacount", "size"]);
+
+interface Row {
+  id: number;
+  guid: string;
+  sku: string;
+  fields: string;
+}
+
+function toItem(row: Row): Item {
+  const fields = JSON.parse(row.fields) as Item;
+  return { ...fields, id: String(row.id), guid: row.guid, sku: row.sku };
+}
+
+/**
+ * Items in SQLite: the fields as a JSON column, with guid, sku and id indexed
+ * so lookups by any identifier are direct. Scans walk the table in keyed
+ * batches so a million items never sit in memory at once.
+ */
+export class ItemStore {
+  constructor(private readonly db: Db) {}
+
+  find(field: IdentifierField, value: string): Item | undefined {
+    if (field === "id") {
+      if (!/^\d+$/.test(value)) return undefined;
+      const row = this.db.prepare("SELECT * FROM items WHERE id = ?").get(Number(value)) as Row | undefined;
+      return row && toItem(row);
+    }
+    const row = this.db.prepare(`SELECT * FROM items WHERE ${field} = ? ORDER BY id LIMIT 1`).get(value) as Row | undefined;
+    return row && toItem(row);
+  }
+
+  insert(fields: Item): Item {
+    const { id: _id, guid = "", sku = "", ...rest } = fields;
+    const info = this.db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)").run(guid, sku, JSON.stringify(rest));
+    return { ...rest, id: String(info.lastInsertRowid), guid, sku };
+  }
+
+  update(item: Item): void {
+    const { id, guid = "", sku = "", ...rest } = item;
+    this.db.prepare("UPDATE items SET guid = ?, sku = ?, fields = ? WHERE id = ?").run(guid, sku, JSON.stringify(rest), Number(id));
+  }
+
+  remove(id: string): void {
+    this.db.prepare("DELETE FROM items WHERE id = ?").run(Number(id));
+  }
+
+  count(): number {
+    return (this.db.prepare("SELECT count(*) AS n FROM items").get() as { n: number }).n;
+  }
+
+  /** Every item in id order, in batches, yielding to the event loop between batches. */
+  async *scan(batch = 1000): AsyncGenerator<Item> {
+    const page = this.db.prepare("SELECT * FROM items WHERE id > ? ORDER BY id LIMIT ?");
+    let last = 0;
+    for (;;) {
+      const rows = page.all(last, batch) as Row[];
+      for (const row of rows) yield toItem(row);
+      const tail = rows[rows.length - 1];
+      if (!tail || rows.length < batch) return;
+      last = tail.id;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Items sorted by one sortable field; numbers sort as numbers. SQLite sorts, JavaScript only iterates. */
+  *sorted(field: string, descending: boolean, limit = -1, offset = 0): Generator<Item> {
+    const column = field === "id" || field === "guid" || field === "sku" ? field : `json_extract(fields, '$.${field.replace(/[^a-z0-9_]/gi, "")}')`;
+    const key = NUMERIC_SORT.has(field) ? `CAST(${column} AS REAL)` : `${column} COLLATE NOCASE`;
+    const dir = descending ? "DESC" : "ASC";
+    const rows = this.db.prepare(`SELECT * FROM items ORDER BY ${key} ${dir}, id ${dir} LIMIT ? OFFSET ?`).iterate(limit, offset) as IterableIterator<Row>;
+    for (const row of rows) yield toItem(row);
+  }
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { ServiceContext } from "./context.js";
+import { fields, HttpError, text } from "./envelopes.js";
+import { LOG_FILTER_COLUMNS, LOG_REFINE_COLUMNS, LogStore } from "./log-store.js";
+
+/** `found` never exceeds this (v3 part 4.4); `found_more_logs` says whether more exist. */
+export const FOUND_CAP = 1001;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+function bad(message: string): HttpError {
+  return new HttpError(400, message, [{ message, code: 1 }]);
+}
+
+function integer(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw bad(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** The seed does not say whether the parameters travel in the query or the body: both are read, the body wins. */
+function params(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const source of [fields(request.query), fields(request.body)]) {
+    for (const [k, v] of Object.entries(source)) {
+      const t = text(v);
+      if (t !== undefined) out[k] = t;
+    }
+  }
+  return out;
+}
+
+function list(value: string): string[] {
+  return value.split(",").map((v) => v.trim()).filter(Boolean);
+}
+
+/**
+ * Log search of part 4.4, newest first. The search fields narrow the
+ * result; the refining fields (action, method, type, result, job_id…) apply
+ * only together with at least one search field, as the seed states.
+ */
+export function searchLogs(ctx: ServiceContext, p: Record<string, string>): Record<string, unknown> {
+  const start = integer(p.start, "start", 0, Number.MAX_SAFE_INTEGER, 0);
+  const records = integer(p.records, "records", 1, 50, 20);
+  if ((p.timestamp_start === undefined) !== (p.timestamp_end === undefined)) throw bad("timestamp_start and timestamp_end are sent as a pair: give both");
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  const inList = (column: string, value: string): void => {
+    const values = list(value);
+    if (values.length === 0) return;
+    where.push(`${column} IN (${values.map(() => "?").join(",")})`);
+    args.push(...values);
+  };
+  for (const column of LOG_FILTER_COLUMNS) {
+    const value = p[column];
+    if (value === undefined || value === "") continue;
+    if (column === "instance" || column === "id") {
+      const n = integer(value, column, 0, Number.MAX_SAFE_INTEGER, 0);
+      if (column === "instance" && n === 1) throw bad("instance is 0 or a number 2 or greater");
+      where.push(`${column} = ?`);
+      args.push(n);
+    } else inList(column, value);
+  }
+  if (p.timestamp_start !== undefined && p.timestamp_end !== undefined) {
+    if (!TIMESTAMP.test(p.timestamp_start) || !TIMESTAMP.test(p.timestamp_end)) throw bad("timestamp_start and timestamp_end take the format Y-m-d H:i:s, e.g. 2026-01-31 23:59:00");
+    where.push("timestamp >= ? AND timestamp <= ?");
+    args.push(p.timestamp_start, p.timestamp_end);
+  }
+  if (where.length > 0) for (const column of LOG_REFINE_COLUMNS) if (p[column]) inList(column, p[column]);
+  const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const total = (ctx.db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM logs ${clause} LIMIT ${FOUND_CAP + 1})`).get(...args) as { n: number }).n;
+  const rows = ctx.db.prepare(`SELECT * FROM logs ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...args, records, start) as Record<string, unknown>[];
+  const found = Math.min(total, FOUND_CAP);
+  return {
+    results: {
+      found,
+      ...(found === FOUND_CAP ? { found_more_logs: total > FOUND_CAP } : {}),
+      logs: rows.map((row) => LogStore.toRecord(row)),
+      records: String(records),
+      sort: "id desc",
+      start,
+    },
+    timestamp: new Date(ctx.now()).toISOString(),
+  };
+}
+
+export function registerLogs(app: FastifyInstance, ctx: ServiceContext): void {
+  // v1 failures get the v1 envelope: the error handler picks it from the path.
+  const handler = async (request: FastifyRequest): Promise<Record<string, unknown>> => searchLogs(ctx, params(request));
+  app.post("/v1/logs", handler);
+  app.post("/v3/logs", handler);
+}

@@ -1,0 +1,65 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import formbody from "@fastify/formbody";
+import multipart from "@fastify/multipart";
+import { registerAuth, type Account } from "./auth.js";
+import { HttpError, isV1, sendError, v1Failure, v3Error, validationFailure } from "./envelopes.js";
+import type { RateLimits } from "./throttle.js";
+import { Throttle } from "./throttle.js";
+import type { ServiceContext } from "./context.js";
+import { registerItems } from "./items.js";
+import { registerBulk } from "./bulk.js";
+import { registerExports } from "./exports.js";
+import { registerOrders } from "./orders.js";
+import { registerLogs } from "./logs.js";
+
+/** Largest bulk upload accepted (the seed does not say; 1 GB keeps a runaway client from filling the disk). */
+const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The fastify app: throttle first (so even a 401 or 404 carries the four
+ * rate-limit headers), then auth, then the routes of each resource.
+ */
+export async function buildServer(ctx: ServiceContext, account: Account, limits: RateLimits): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
+
+  // DELETE and PATCH bodies are optional: an empty JSON body is an empty object, not an error.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    const raw = typeof body === "string" ? body : body.toString("utf8");
+    if (raw.trim() === "") return done(null, {});
+    try {
+      done(null, JSON.parse(raw));
+    } catch (err) {
+      done(new HttpError(400, `the body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+  await app.register(formbody);
+  await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20 } });
+
+  new Throttle(limits, ctx.now).register(app);
+  registerAuth(app, account);
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof HttpError) {
+      if (error.failed && !isV1(request)) return reply.code(error.statusCode).send(validationFailure(error.failed));
+      return sendError(request, reply, error.statusCode, error.message);
+    }
+    const status = typeof (error as { statusCode?: unknown }).statusCode === "number" ? (error as { statusCode: number }).statusCode : 500;
+    if (status >= 500) ctx.logger.error({ err: error, url: request.url }, "embedded service request failed");
+    const message = status >= 500 ? "internal error of the embedded service; see the service log" : (error as Error).message;
+    return reply.code(status).send(isV1(request) ? v1Failure(message) : v3Error(message));
+  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, `no such operation: ${request.method} ${request.url.split("?")[0]}`));
+
+  app.options("/*", { config: { public: true } }, async (_request, reply) =>
+    reply.code(204).header("Allow", "GET, POST, PATCH, DELETE, OPTIONS").send(),
+  );
+
+  ctx.presign.register(app);
+  registerItems(app, ctx);
+  registerBulk(app, ctx);
+  registerExports(app, ctx);
+  registerOrders(app, ctx);
+  registerLogs(app, ctx);
+  return app;
+}
