@@ -2,6 +2,7 @@ import { ConveyorError } from "../src/errors.js";
 import type { ConnectionConfig, Connector, ConnectorContext, ConnectorFactory } from "./types.js";
 import { LocalStorageConnector } from "./storage-local.js";
 import { S3StorageConnector } from "./storage-s3.js";
+import { createSftpStorage } from "./storage-sftp.js";
 
 /**
  * `sdsftp` and `sds3` are two names for one thing: the service's own storage.
@@ -22,9 +23,7 @@ export function createStorageConnector(connection: ConnectionConfig, context: Co
     case "s3":
       return new S3StorageConnector(type, connection, context);
     case "sftp":
-      throw new ConveyorError("settings_invalid", "CONVEYOR_STORAGE on an SFTP server is not available in this build", {
-        hint: "use a local folder or s3://bucket/prefix",
-      });
+      return createSftpStorage(type, connection, context);
     default:
       return new LocalStorageConnector(type, connection, context);
   }
