@@ -86,6 +86,10 @@ function fromFtpReply(reply: number, message: string, site: ErrorSite, cause: un
   if (reply === 530 || reply === 331 || reply === 332) {
     return connectorError("auth", site, "the server refused the credentials", { retryable: false, cause });
   }
+  // Servers disagree on the reply code for a missing file (550, 551, 450); the text agrees.
+  if (reply >= 450 && /no such file|not found|does not exist|ENOENT/i.test(message)) {
+    return connectorError("not_found", site, message, { retryable: false, cause });
+  }
   if (reply === 550 || reply === 450) {
     // 550 covers both "no such file" and "permission denied"; only the text tells them apart.
     if (/permission|denied|not allowed|EACCES/i.test(message)) {

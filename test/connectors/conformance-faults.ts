@@ -1,0 +1,99 @@
+import path from "node:path";
+import { expect, it } from "vitest";
+import { ConveyorError } from "../../src/errors.js";
+import type { ConnectorContext, RemoteFile } from "../../connectors/types.js";
+import { exists, randomFile, sha256File, type ConformanceTarget } from "./conformance-kit.js";
+
+const FAULT_FILE = 24 * 1024 * 1024;
+const CUT_AFTER = 2 * 1024 * 1024;
+/** Short enough that the slow-server test takes seconds, long enough for loopback. */
+const FAST_TIMEOUTS = { idleTimeoutMs: 1_500, connectTimeoutMs: 3_000, retryBaseDelayMs: 20 };
+
+interface FaultEnv {
+  target: ConformanceTarget;
+  local: string;
+  captured: { context: ConnectorContext };
+  track<T>(promise: Promise<T>): Promise<T>;
+}
+
+async function failure(promise: Promise<unknown>): Promise<ConveyorError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, "the call should have failed").toBeInstanceOf(ConveyorError);
+  return err as ConveyorError;
+}
+
+/** Dropped connections and stalled servers, for targets that can inject them. */
+export function registerFaultTests(name: string, env: () => FaultEnv): void {
+  it(`${name}: a connection dropped mid-download is a retryable error and leaves no file`, async (ctx) => {
+    const { target, local, captured, track } = env();
+    if (!target.faults) return ctx.skip();
+    const source = path.join(local, "fault-src.bin");
+    const hash = await randomFile(source, FAULT_FILE);
+    await target.files.put("fault/f.bin", source);
+    const connector = target.create(target.connection, captured.context, { retryBaseDelayMs: 20 });
+    try {
+      const file = (await track(connector.list("fault"))).find((f) => f.name === "f.bin") as RemoteFile;
+      target.faults.dropMidTransfer("download", CUT_AFTER);
+      const dest = path.join(local, "fault", "f.bin");
+      const err = await failure(track(connector.download(file, dest)));
+      expect(err.code).toBe("transfer");
+      expect(err.retryable).toBe(true);
+      expect(await exists(dest)).toBe(false);
+      expect(await exists(`${dest}.part`)).toBe(false);
+      // The same connector reconnects for the next call.
+      target.faults.clear();
+      await track(connector.download(file, dest));
+      expect(await sha256File(dest)).toBe(hash);
+    } finally {
+      target.faults.clear();
+      await connector.close();
+    }
+  });
+
+  it(`${name}: a connection dropped mid-upload leaves nothing under the final name`, async (ctx) => {
+    const { target, local, captured, track } = env();
+    if (!target.faults) return ctx.skip();
+    const source = path.join(local, "fault-up.bin");
+    const hash = await randomFile(source, FAULT_FILE);
+    const connector = target.create(target.connection, captured.context, { retryBaseDelayMs: 20 });
+    try {
+      await track(connector.mkdir("fault-up"));
+      target.faults.dropMidTransfer("upload", CUT_AFTER);
+      const err = await failure(track(connector.upload(source, "fault-up/u.bin")));
+      expect(["transfer", "timeout"]).toContain(err.code);
+      expect(err.retryable).toBe(true);
+      expect(await target.files.size("fault-up/u.bin")).toBeNull();
+      target.faults.clear();
+      await track(connector.upload(source, "fault-up/u.bin"));
+      expect(await target.files.hash("fault-up/u.bin")).toBe(hash);
+    } finally {
+      target.faults.clear();
+      await connector.close();
+    }
+  });
+
+  it(`${name}: a server that stops answering times out instead of hanging`, async (ctx) => {
+    const { target, local, captured, track } = env();
+    if (!target.faults) return ctx.skip();
+    await target.files.write("slow/s.bin", Buffer.alloc(8 * 1024 * 1024, 1));
+    const connector = target.create(target.connection, captured.context, FAST_TIMEOUTS);
+    try {
+      const file = (await track(connector.list("slow"))).find((f) => f.name === "s.bin") as RemoteFile;
+      target.faults.slow();
+      const started = Date.now();
+      const dest = path.join(local, "slow", "s.bin");
+      const err = await failure(track(connector.download(file, dest)));
+      expect(err.code).toBe("timeout");
+      expect(err.retryable).toBe(true);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(await exists(dest)).toBe(false);
+      expect(await exists(`${dest}.part`)).toBe(false);
+    } finally {
+      target.faults.clear();
+      await connector.close();
+    }
+  });
+}
