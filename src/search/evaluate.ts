@@ -1,6 +1,7 @@
 import { valueContains, valueEquals, valueOrders } from "./compare.js";
 import { anyValue, fieldReader, type LeafTest } from "./fields.js";
 import { parseSearch } from "./parser.js";
+import { usesClock } from "./tree.js";
 import { ConveyorError } from "../errors.js";
 import type {
   CompileOptions,
@@ -120,19 +121,6 @@ function compileNode(node: SearchNode): Predicate {
   }
   compiled.set(node, predicate);
   return predicate;
-}
-
-/** Whether the tree holds a relative date, i.e. whether its result depends on the clock. */
-export function usesClock(node: SearchNode): boolean {
-  switch (node.type) {
-    case "and":
-    case "or":
-      return node.nodes.some(usesClock);
-    case "term":
-      return node.value.relative !== null;
-    case "keyword":
-      return false;
-  }
 }
 
 /** Does the record satisfy the parsed expression? Relative dates count from `options.now`. */

@@ -15,7 +15,7 @@ export type {
   TimeUnit,
 } from "./types.js";
 export { parseSearch, MAX_DEPTH } from "./parser.js";
-export { matchesSearch, compileSearch, usesClock } from "./evaluate.js";
-export { searchFields, isMatchAll, ALL_FIELDS } from "./inspect.js";
-export { shortcutSearch, quoteSearchValue, ORDER_STATUSES, type OrderStatus } from "./shortcuts.js";
+export { matchesSearch, compileSearch } from "./evaluate.js";
+export { searchFields, usesClock, isMatchAll, formatSearch, quoteSearchValue, ALL_FIELDS } from "./tree.js";
+export { shortcutSearch, ORDER_STATUSES, type OrderStatus } from "./shortcuts.js";
 export { readNumber, readDate, readRelative, resolveRelative } from "./values.js";

@@ -1,5 +1,4 @@
-import { tokenize, type TermToken } from "./lexer.js";
-import { searchSyntaxError } from "./syntax-error.js";
+import { searchSyntaxError, tokenize, type TermToken } from "./lexer.js";
 import type { SearchNode, SearchOperator } from "./types.js";
 import { buildValue } from "./values.js";
 

@@ -1,3 +1,5 @@
+import { quoteSearchValue } from "./tree.js";
+
 /**
  * The order retrieval path forms of the seed (`/v3/orders/<segment>`) as search
  * expressions (search.md, "Order retrieval shortcuts").
@@ -22,18 +24,6 @@ const STATUS_SET = new Set<string>(ORDER_STATUSES);
 
 /** Path segments under /v3/orders that are neither a search nor an oid: `lineitem` is the line-item listing. */
 const NOT_SHORTCUTS = new Set(["lineitem"]);
-
-/** Characters that end or change an unquoted value. */
-const NEEDS_QUOTES = /[\s()"%\\]/;
-
-/**
- * A value written so the parser reads it back exactly: bare when it is plain,
- * otherwise double-quoted with `"`, `\` and `%` escaped (so `%` is literal).
- */
-export function quoteSearchValue(value: string): string {
-  if (value !== "" && !NEEDS_QUOTES.test(value)) return value;
-  return `"${value.replace(/["\\%]/g, (c) => `\\${c}`)}"`;
-}
 
 /**
  * `shipped` → `shippingstatus:=COMPLETE`, `paid` → `paymentstatus:=COMPLETE`, an

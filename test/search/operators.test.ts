@@ -58,6 +58,9 @@ describe("search.md terms, one row each", () => {
       ["sku:<m", { sku: "A100" }, true],
       ["sku:>=abc", { sku: "ABC" }, true],
       ["sku:<=abc", { sku: "abd" }, false],
+      ["sku:>abc", { sku: "ABC" }, false],
+      ["sku:<abc", { sku: " abc " }, false],
+      ["sku:<=abc", { sku: "ABC" }, true],
     ]);
   });
 

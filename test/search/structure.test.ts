@@ -108,6 +108,9 @@ describe("dotted fields and arrays", () => {
     ["refunds:-=", order, false],
     ["items:=", order, false],
     ["flat.key:dotted", order, true],
+    // a nested key that itself holds a dot
+    ["details.ship.by:=2026-11-20", { details: { "ship.by": "2026-11-20" } }, true],
+    ["details.ship.by:=", { details: { "ship.by": "2026-11-20" } }, false],
     ["Billing.City:=paris", order, true],
     ["OID:=17", order, true],
   ]);

@@ -35,6 +35,6 @@ describe("throughput", () => {
     console.log(`search: ${records.length} records in ${ms.toFixed(0)} ms, ${perSecond} records/s, ${hits} matched`);
     expect(hits).toBeGreaterThan(0);
     expect(hits).toBeLessThan(records.length);
-    expect(perSecond).toBeGreaterThan(200_000);
+    expect(perSecond).toBeGreaterThan(100_000);
   });
 });

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ALL_FIELDS, matchesSearch, parseSearch, searchFields, type SearchNode, type SearchRecord } from "../../src/search/index.js";
+import {
+  ALL_FIELDS,
+  formatSearch,
+  isMatchAll,
+  matchesSearch,
+  parseSearch,
+  searchFields,
+  usesClock,
+  type SearchNode,
+  type SearchRecord,
+} from "../../src/search/index.js";
 
 /** Small seeded generator, so a failing case can be replayed from its seed. */
 function random(seed: number): () => number {
@@ -113,5 +123,65 @@ describe("searchFields lists the fields an expression reads", () => {
 
   it("lists fields in the order first written", () => {
     expect(searchFields(parseSearch("b:=1 (a:=1 b:=2) c:x a:-y"))).toEqual(["b", "a", "c"]);
+  });
+});
+
+describe("formatSearch writes a tree back as text", () => {
+  it.each([
+    ["", ""],
+    ["brand:=Nike", "brand:=Nike"],
+    ["stock:>0 (brand:=Nike brand:=Adidas) condition:=New", "stock:>0 (brand:=Nike brand:=Adidas) condition:=New"],
+    ["(a:=1 (b:=2 c:=3))", "(a:=1 (b:=2 c:=3))"],
+    ["status:!=draft", "status:-=draft"],
+    ['vendorstock:="Out of Stock"', 'vendorstock:="Out of Stock"'],
+    ['title:="5\\" pipe"', 'title:="5\\" pipe"'],
+    ["sku:ABC%", 'sku:"abc%"'],
+    ['title:"100\\%"', 'title:"100\\%"'],
+    ['"my field":=', '"my field":='],
+    ['"running shoe" nike', '"running shoe" nike'],
+    ['title:"=x"', 'title:"=x"'],
+    ['title:-"-x"', 'title:-"-x"'],
+    ['date:>"-1 day"', 'date:>"-1 day"'],
+  ])("%j → %j", (text, expected) => {
+    expect(formatSearch(parseSearch(text))).toBe(expected);
+  });
+
+  it("writes flat what alternation makes equivalent in hand-built trees", () => {
+    const term = (field: string): SearchNode => parseSearch(`${field}:=1`);
+    const node: SearchNode = { type: "and", nodes: [term("a"), { type: "and", nodes: [term("b"), term("c")] }] };
+    expect(formatSearch(node)).toBe("a:=1 b:=1 c:=1");
+    expect(formatSearch({ type: "or", nodes: [term("a"), { type: "or", nodes: [term("b")] }] })).toBe("(a:=1 b:=1)");
+  });
+
+  it("round-trips 500 generated expressions to the same meaning", () => {
+    for (let seed = 1000; seed < 1500; seed += 1) {
+      const rand = random(seed);
+      const { text } = generate(rand);
+      const node = parseSearch(text);
+      const written = formatSearch(node);
+      const again = parseSearch(written);
+      expect(formatSearch(again), `seed ${seed}: ${text}`).toBe(written);
+      expect(searchFields(again)).toEqual(searchFields(node));
+      for (let i = 0; i < 5; i += 1) {
+        const record = randomRecord(rand);
+        expect(matchesSearch(again, record, { now: NOW }), `seed ${seed}: ${text} → ${written}`).toBe(
+          matchesSearch(node, record, { now: NOW }),
+        );
+      }
+    }
+  });
+});
+
+describe("tree inspection", () => {
+  it.each([
+    ["", false, true],
+    ["brand:=x", false, false],
+    ["date:>2026-11-01", false, false],
+    ['(a:=1 date:>"-1 day")', true, false],
+    ["date:<today", true, false],
+  ])("%j: uses the clock %s, matches all %s", (text, clock, all) => {
+    const node = parseSearch(text);
+    expect(usesClock(node)).toBe(clock);
+    expect(isMatchAll(node)).toBe(all);
   });
 });
