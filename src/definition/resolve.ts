@@ -1,0 +1,164 @@
+import { ConveyorError } from "../errors.js";
+import { registerSecret } from "../secrets.js";
+import { checkHttpUrl, checkNamePattern, checkSearch, checkTimezone, parseLimit } from "./checks.js";
+import { checkCalculate } from "./calculate-syntax.js";
+import { checkCron } from "./cron.js";
+import { decryptValue, isEncrypted } from "./crypto.js";
+import { invalidDefinition } from "./parse.js";
+import { RUN_TOKENS, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
+import { formatPath } from "./problems.js";
+import { isRecord } from "./schema-common.js";
+import type { Automation, DeferredField, Problem } from "./types.js";
+
+/**
+ * Resolution, once per run before anything connects (automations.md):
+ * parameters into every string, run-time tokens in the automation's time zone,
+ * `{{field}}` record references inside field_run and setValue left for the
+ * mapper. Then the checks that placeholders hid at parse time run again on the
+ * real values.
+ */
+
+export interface ResolveContext {
+  runId: string;
+  now: Date;
+  /** Needed only when a parameter holds an `enc:v1:` value. */
+  secretKey?: Buffer;
+}
+
+function parameterValues(a: Automation, key: Buffer | undefined): Map<string, string> {
+  const values = new Map<string, string>();
+  const missing: string[] = [];
+  for (const p of a.parameters) {
+    let value = p.value === null ? "" : String(p.value);
+    if (p.encrypted && isEncrypted(value)) {
+      if (!key) throw new ConveyorError("secret_key", `parameter "${p.name}" is encrypted and no secret key was given`, { hint: "set CONVEYOR_SECRET_KEY, or run where <data folder>/secret.key is" });
+      value = decryptValue(value, key);
+    }
+    if (p.encrypted) registerSecret(value);
+    if (p.required && value.trim() === "") missing.push(p.name);
+    values.set(p.name, value);
+  }
+  if (missing.length > 0) {
+    throw new ConveyorError("parameter_missing", `missing value for required parameter${missing.length === 1 ? "" : "s"}: ${missing.map((n) => `"${n}"`).join(", ")}`, {
+      details: { parameters: missing },
+      hint: "give each a value (in the definition, when installing, or with --param name=value)",
+    });
+  }
+  return values;
+}
+
+type Lookup = (text: string, path: (string | number)[], recordRefs: boolean) => string;
+
+function resolveDeep(value: unknown, path: (string | number)[], recordRefs: boolean, lookup: Lookup): unknown {
+  if (typeof value === "string") return lookup(value, path, recordRefs);
+  if (Array.isArray(value)) return value.map((v: unknown, i) => resolveDeep(v, [...path, i], recordRefs, lookup));
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (path.length === 0 && (k === "parameters" || k === "metadata" || k === "deferred")) {
+      out[k] = v;
+      continue;
+    }
+    // Inside field_run and a setValue argument, `{{name}}` may be a field of the record.
+    const refs = recordRefs || (path[0] === "file_configs" && path.length === 2 && k === "field_run") || (k === "arg" && value.name === "setValue");
+    out[k] = resolveDeep(v, [...path, k], refs, lookup);
+  }
+  return out;
+}
+
+function setAt(target: unknown, path: (string | number)[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    if (!isRecord(node) && !Array.isArray(node)) return;
+    const next: unknown = (node as Record<string | number, unknown>)[key];
+    if (next === undefined) (node as Record<string | number, unknown>)[key] = {};
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  const last = path[path.length - 1];
+  if (last !== undefined && (isRecord(node) || Array.isArray(node))) (node as Record<string | number, unknown>)[last] = value;
+}
+
+function coerce(field: DeferredField, text: string): unknown {
+  const t = text.trim();
+  if (field.kind === "number") return /^\d+(\.\d+)?$/.test(t) ? Number(t) : undefined;
+  if (field.kind === "limit") return parseLimit(t) ?? undefined;
+  if (["1", "true", "yes"].includes(t.toLowerCase())) return true;
+  return ["0", "false", "no"].includes(t.toLowerCase()) ? false : undefined;
+}
+
+/** The checks of `rules.ts` that a placeholder could have hidden, on the resolved values. */
+function recheck(a: Automation): Problem[] {
+  const problems: Problem[] = [];
+  const check = (value: string | undefined, fn: (v: string) => string | null, path: (string | number)[]): void => {
+    const wrong = value === undefined ? null : fn(value);
+    if (wrong) problems.push({ path: formatPath(path), message: `after resolving parameters: ${wrong}` });
+  };
+  check(a.schedule, checkCron, ["schedule"]);
+  check(a.timezone, checkTimezone, ["timezone"]);
+  if (a.connection?.type === "http") {
+    check(typeof a.connection.address === "string" ? a.connection.address : undefined, checkHttpUrl, ["connection", "address"]);
+    check(a.connection.login_address, checkHttpUrl, ["connection", "login_address"]);
+  }
+  a.file_configs.forEach((fc, i) => {
+    if (a.action === "import") check(fc.name, checkNamePattern, ["file_configs", i, "name"]);
+    check(fc.search, checkSearch, ["file_configs", i, "search"]);
+    for (const list of ["vendor_actions", "service_actions"] as const) {
+      fc[list].forEach((rule, r) => {
+        check(rule.search, checkSearch, ["file_configs", i, list, r, "search"]);
+        for (const fn of rule.functions) {
+          if (fn.name !== "calculate") continue;
+          for (const [field, expr] of Object.entries(fn.arg)) check(expr, checkCalculate, ["file_configs", i, list, r, "calculate", field]);
+        }
+      });
+    }
+  });
+  return problems;
+}
+
+function registerConnectionSecrets(a: Automation): void {
+  const c = a.connection;
+  if (!c) return;
+  registerSecret(c.password);
+  registerSecret(c.passphrase);
+  registerSecret(c.oauth?.client_secret);
+  for (const [name, value] of Object.entries(c.headers ?? {})) if (/authorization|token|key|secret/i.test(name)) registerSecret(value.replace(/^(Bearer|Basic)\s+/i, ""));
+}
+
+/** A copy of the automation ready to run: see the module comment. Throws parameter_missing, placeholder_unknown, secret_key or definition_invalid. */
+export function resolveAutomation(a: Automation, ctx: ResolveContext): Automation {
+  const values = parameterValues(a, ctx.secretKey);
+  const timezone = checkTimezone(a.timezone) === null ? a.timezone : "UTC";
+  const tokens: TokenContext = { runId: ctx.runId, now: ctx.now, timezone };
+  const unknown = new Map<string, string[]>();
+  const lookup: Lookup = (text, path, recordRefs) =>
+    substitute(text, (ref) => {
+      const value = values.get(ref.name);
+      if (value !== undefined) return value;
+      if (ref.spelling === "brace" && isRunToken(ref.name)) return tokenValue(ref.name, tokens);
+      if (ref.spelling === "brace" && recordRefs) return undefined;
+      const where = unknown.get(ref.raw) ?? [];
+      where.push(formatPath(path));
+      unknown.set(ref.raw, where);
+      return undefined;
+    });
+  const resolved = resolveDeep(a, [], false, lookup) as Automation;
+  if (unknown.size > 0) {
+    const list = [...unknown].map(([raw, paths]) => `${raw} (in ${paths.join(", ")})`);
+    throw new ConveyorError("placeholder_unknown", `unknown placeholder${unknown.size === 1 ? "" : "s"}: ${list.join("; ")}`, {
+      details: { placeholders: [...unknown.keys()] },
+      hint: `define a parameter of that name, or use a run-time token: ${RUN_TOKENS.map((t) => `{{${t}}}`).join(", ")}`,
+    });
+  }
+  const problems: Problem[] = [];
+  for (const field of a.deferred ?? []) {
+    const text = lookup(field.template, field.path, false);
+    const value = coerce(field, text);
+    if (value === undefined) problems.push({ path: formatPath(field.path), message: `${field.template} gave "${text}", which is not a ${field.kind === "limit" ? "limit" : field.kind}` });
+    else setAt(resolved, field.path, value);
+  }
+  delete resolved.deferred;
+  problems.push(...recheck(resolved));
+  if (problems.length > 0) throw invalidDefinition(`automation "${a.name}"`, problems);
+  registerConnectionSecrets(resolved);
+  return resolved;
+}

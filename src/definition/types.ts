@@ -1,0 +1,155 @@
+import type { ConnectionConfig } from "../../connectors/types.js";
+
+/**
+ * The normalized automation: what `parseAutomation` returns and every later
+ * stage (scheduler, pipeline, daemon) reads. Keys keep the spec's snake_case
+ * names (automations.md) so a definition, a log line and the code say the same
+ * thing. Every default of the spec is applied here, so no consumer re-derives one.
+ */
+
+export type Scalar = string | number | boolean | null;
+
+export const CONNECTION_TYPES = ["ftp", "ftps", "sftp", "sdsftp", "sds3", "http", "email"] as const;
+export type ConnectionType = (typeof CONNECTION_TYPES)[number];
+
+/** Same keys as the connector's `ConnectionConfig`; only the keys of its type are set. */
+export type Connection = ConnectionConfig;
+
+export interface Parameter {
+  name: string;
+  /** As written; an encrypted parameter holds `enc:v1:…` until `resolveAutomation` decrypts it. */
+  value: Scalar;
+  description?: string;
+  encrypted: boolean;
+  label?: string;
+  type?: string;
+  required: boolean;
+  hidden_from_user: boolean;
+}
+
+/** `remove_limit` / `error_limit`: an absolute count, or a share of the scope (0.2 for "20%"). */
+export type Limit = { kind: "count"; value: number } | { kind: "share"; value: number };
+
+export type AfterImport = "keep" | "delete" | { move: string };
+
+export const ACTION_FUNCTIONS = [
+  "setValue",
+  "ignoreValue",
+  "remapField",
+  "calculate",
+  "replace",
+  "prefix",
+  "suffix",
+  "trim",
+  "uppercase",
+  "lowercase",
+  "truncate",
+  "skip",
+] as const;
+export type ActionFunctionName = (typeof ACTION_FUNCTIONS)[number];
+
+/** One function of a rule. `ignoreField` is normalized to `ignoreValue`; field-or-array arguments to `string[]`. */
+export type ActionFunction =
+  | { name: "setValue"; arg: Record<string, Scalar> }
+  | { name: "ignoreValue" | "trim" | "uppercase" | "lowercase"; arg: string[] }
+  | { name: "remapField" | "calculate" | "prefix" | "suffix"; arg: Record<string, string> }
+  | { name: "replace"; arg: Record<string, [string, string]> }
+  | { name: "truncate"; arg: Record<string, number> }
+  | { name: "skip"; arg: true };
+
+/** Functions in the order they were written. */
+export interface ActionRule {
+  search?: string;
+  functions: ActionFunction[];
+}
+
+export const IMPORT_FORMATS = ["csv", "fixed", "json", "xml", "xlsx", "bulk"] as const;
+export const EXPORT_FORMATS = ["csv", "tsv", "json", "jsonl", "xml", "xlsx"] as const;
+export type FileFormat = (typeof IMPORT_FORMATS)[number] | (typeof EXPORT_FORMATS)[number];
+
+/** A `field_map` value: a column name / JSONPath / XPath, or `[start, end)` offsets of a fixed-width line. */
+export type FieldSource = string | [number, number];
+
+export interface FileConfig {
+  /** Import: regular expression over the whole base name (`/…/i` allowed; see `compileNamePattern`); undefined = every file. Export: file name template. */
+  name?: string;
+  select: "latest" | "new" | "all";
+  after_import: AfterImport;
+  min_age: number;
+  require_file: boolean;
+  /** Undefined: the reader infers it from the file's first bytes, then its extension. */
+  format?: FileFormat;
+  delimiter: string;
+  enclosure: string;
+  headers?: string[];
+  skip_lines: number;
+  /** Undefined: UTF-8, a BOM decides when present. */
+  encoding?: string;
+  sheet?: string | number;
+  root?: string;
+  jsonpath: boolean;
+  xpath: boolean;
+  bulk_file: boolean;
+  field_map: Record<string, FieldSource>;
+  field_run?: Record<string, Scalar>;
+  value_map?: Record<string, Scalar | Record<string, Scalar>>;
+  value_map_default?: Record<string, Scalar>;
+  identifier: string;
+  search?: string;
+  /** Products: `start`/`add`; orders: `true`. */
+  create?: "start" | "add" | true;
+  /** Products: `edit`/`relist`; orders: `true`. */
+  update?: "edit" | "relist" | true;
+  /** Products: `end`/`delete`; orders: `true` (archive). */
+  remove?: "end" | "delete" | true;
+  remove_limit: Limit;
+  error_limit: Limit;
+  skip_all: boolean;
+  diff_update: boolean;
+  diff_fields?: string[];
+  diff_tolerance: number;
+  vendor_actions: ActionRule[];
+  service_actions: ActionRule[];
+  payload_multi: boolean;
+  /** Undefined: chosen automatically (order exports whose field_map names `items.` fields). */
+  lineitem?: boolean;
+  export_empty: boolean;
+}
+
+/**
+ * A number or boolean field written as a placeholder (`"port": "<<sftp port>>"`).
+ * It cannot be typed until the parameters are known, so `parseAutomation`
+ * leaves the field at its default and `resolveAutomation` sets it.
+ */
+export interface DeferredField {
+  path: (string | number)[];
+  template: string;
+  kind: "number" | "boolean" | "limit";
+}
+
+export interface Automation {
+  name: string;
+  vendor?: string;
+  /** Free text shown with a published automation (the seed's published shape). */
+  description?: string;
+  slug: string;
+  active: boolean;
+  draft: boolean;
+  schedule: string;
+  timezone: string;
+  type: "products" | "orders" | "fitment";
+  action: "import" | "export";
+  /** Absent only for a run fed by a local file. */
+  connection?: Connection;
+  file_configs: FileConfig[];
+  parameters: Parameter[];
+  metadata: Record<string, unknown> | null;
+  deferred?: DeferredField[];
+}
+
+export interface Problem {
+  /** Field path as people write it: `file_configs[0].field_map`; empty for the whole definition. */
+  path: string;
+  message: string;
+  allowed?: string;
+}
