@@ -1,0 +1,102 @@
+import Papa from "papaparse";
+import type { SourceRow } from "./types.js";
+
+export interface CsvParseOptions {
+  delimiter: string;
+  enclosure: string;
+  skipLines: number;
+}
+
+type Newline = "\n" | "\r\n" | "\r";
+
+/** The file's line break, from the first one seen: papaparse's own guessing is bypassed with its Parser. */
+function guessNewline(text: string): Newline {
+  const lf = text.indexOf("\n");
+  if (lf > 0 && text[lf - 1] === "\r") return "\r\n";
+  if (lf >= 0) return "\n";
+  return text.includes("\r") ? "\r" : "\n";
+}
+
+function countChar(text: string, char: string, end: number): number {
+  let count = 0;
+  let at = text.indexOf(char);
+  while (at !== -1 && at < end) {
+    count++;
+    at = text.indexOf(char, at + 1);
+  }
+  return count;
+}
+
+/**
+ * Streams CSV rows as string[] with the physical line each starts on. papaparse's Parser runs
+ * on each decoded chunk with the unfinished last row carried over (what its streamers do), so
+ * the loop stays pull-based and needs no callbacks or pausing. Never dynamicTyping: every value
+ * stays text. Empty lines are skipped but counted.
+ */
+export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOptions): AsyncGenerator<SourceRow[]> {
+  const iterator = text[Symbol.asyncIterator]();
+  let newline: Newline | null = null;
+  let parser: Papa.Parser | null = null;
+  let breakChar = "\n";
+  let carry = "";
+  let toSkip = options.skipLines;
+  let line = 1;
+
+  const parse = (input: string, final: boolean): SourceRow[] => {
+    if (!parser) return [];
+    const result = parser.parse(input, 0, !final) as Papa.ParseResult<string[]>;
+    const cursor = final ? input.length : result.meta.cursor;
+    carry = final ? "" : input.slice(cursor);
+    const data = result.data;
+    const errors = new Map<number, string>();
+    for (const e of result.errors) if (typeof e.row === "number") errors.set(e.row, `${e.message} (${e.code})`);
+    // Each row ends with one line break; when there are more breaks than rows, some sit in quoted fields.
+    const plain = !final && countChar(input, breakChar, cursor) === data.length;
+    const out: SourceRow[] = [];
+    for (let i = 0; i < data.length; i++) {
+      const fields = data[i] ?? [];
+      const start = line;
+      line += 1;
+      if (!plain) for (const f of fields) if (f.includes(breakChar)) line += countChar(f, breakChar, f.length);
+      if (fields.length === 1 && fields[0] === "") continue;
+      const error = errors.get(i);
+      out.push(error === undefined ? { line: start, raw: fields } : { line: start, raw: fields, error });
+    }
+    return out;
+  };
+
+  for (;;) {
+    const next = await iterator.next();
+    const final = next.done === true;
+    let chunk = final ? "" : next.value;
+    if (!newline) {
+      if (!final && !/[\r\n]/.test(chunk) && carry.length < 1 << 20) {
+        carry += chunk;
+        continue;
+      }
+      chunk = carry + chunk;
+      carry = "";
+      newline = guessNewline(chunk);
+      breakChar = newline === "\r" ? "\r" : "\n";
+      parser = new Papa.Parser({ delimiter: options.delimiter, quoteChar: options.enclosure, newline, header: false, dynamicTyping: false });
+    }
+    if (toSkip > 0) {
+      chunk = carry + chunk;
+      carry = "";
+      while (toSkip > 0) {
+        const at = chunk.indexOf(breakChar);
+        if (at === -1) break;
+        chunk = chunk.slice(at + 1);
+        toSkip--;
+        line++;
+      }
+      if (toSkip > 0) {
+        if (final) return;
+        continue;
+      }
+    }
+    const rows = parse(carry + chunk, final);
+    if (rows.length) yield rows;
+    if (final) return;
+  }
+}

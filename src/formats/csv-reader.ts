@@ -1,0 +1,83 @@
+import { ConveyorError } from "../errors.js";
+import { RowBatches } from "./batches.js";
+import { looseKey, resolveColumn } from "./columns.js";
+import { parseCsv } from "./csv-parse.js";
+import type { Accessor, FieldRef, RecordReader, SourceRow } from "./types.js";
+
+export interface CsvReaderOptions {
+  delimiter?: string;
+  enclosure?: string;
+  headers?: string[];
+  skip_lines?: number;
+  bulk?: boolean;
+}
+
+/** Row width problems are the mapper's call; this says what was wrong in words a person can act on. */
+export function widthProblem(columns: readonly string[] | null, row: SourceRow): string | null {
+  if (!columns || !Array.isArray(row.raw)) return null;
+  const width = row.raw.length;
+  if (width === columns.length) return null;
+  return `line ${row.line} has ${width} ${width === 1 ? "field" : "fields"}, the header has ${columns.length}`;
+}
+
+export async function openCsvReader(
+  text: AsyncIterable<string>,
+  options: CsvReaderOptions,
+  onClose: () => Promise<void> = async () => {},
+): Promise<RecordReader> {
+  const delimiter = checkChar("delimiter", options.delimiter ?? ",");
+  const enclosure = checkChar("enclosure", options.enclosure ?? '"');
+  const batches = new RowBatches(parseCsv(text, { delimiter, enclosure, skipLines: options.skip_lines ?? 0 }));
+  let columns: string[];
+  if (options.headers?.length) {
+    columns = [...options.headers];
+  } else {
+    const header = await batches.shift();
+    columns = header && Array.isArray(header.raw) ? (header.raw as string[]) : [];
+  }
+  const bulk = options.bulk === true;
+  if (bulk && looseKey(columns[0] ?? "") !== "action") {
+    await batches.close();
+    await onClose();
+    throw new ConveyorError(
+      "file_format",
+      `A bulk file starts with the column "action", this file starts with ${JSON.stringify(columns[0] ?? "")}`,
+      { hint: "Set bulk_file to 0 and map the columns with field_map, or fix the file's first column." },
+    );
+  }
+  return {
+    format: bulk ? "bulk" : "csv",
+    bulkFile: bulk,
+    columns: async () => columns,
+    accessor: (ref: FieldRef): Accessor | null => {
+      if (Array.isArray(ref)) throw offsetsNotFixed(ref);
+      const index = resolveColumn(columns, ref);
+      if (index === null) return null;
+      return (row) => (row.raw as string[])[index];
+    },
+    rows: (signal) => batches.rows(signal),
+    close: async () => {
+      await batches.close();
+      await onClose();
+    },
+  };
+}
+
+export function offsetsNotFixed(ref: [number, number]): ConveyorError {
+  return new ConveyorError(
+    "definition_invalid",
+    `field_map value [${ref.join(", ")}] is a pair of character offsets, which only fixed-width files use`,
+    { hint: "Set format to fixed, or map a column name." },
+  );
+}
+
+function checkChar(field: "delimiter" | "enclosure", value: string): string {
+  const normalized = value === "\\t" ? "\t" : value;
+  if (normalized.length !== 1 || normalized === "\n" || normalized === "\r") {
+    throw new ConveyorError("definition_invalid", `${field} must be one character, got ${JSON.stringify(value)}`, {
+      details: { field },
+      hint: field === "delimiter" ? 'Use "," or ";" or "|" or "\\t" for TSV.' : 'Use "\\"" or "\'".',
+    });
+  }
+  return normalized;
+}

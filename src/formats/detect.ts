@@ -1,0 +1,49 @@
+import type { ReadFormat, ReadOptions } from "./types.js";
+
+export interface Detected {
+  format: ReadFormat;
+  /** JSON Lines: one record per line instead of an array. */
+  jsonLines: boolean;
+  /** A `.tsv` file with no configured delimiter is tab-separated. */
+  tab: boolean;
+}
+
+function extension(name: string): string {
+  const base = name.toLowerCase().replace(/\.(gz|gzip)$/, "");
+  const dot = base.lastIndexOf(".");
+  return dot < 0 ? "" : base.slice(dot + 1);
+}
+
+function looksLikeJsonLines(head: string): boolean {
+  const lines = head.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  if (lines.length < 2 || !lines[1]?.startsWith("{")) return false;
+  try {
+    const first: unknown = JSON.parse(lines[0] ?? "");
+    return first !== null && typeof first === "object" && !Array.isArray(first);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The format of a file to read, in the order of automations.md: the configured `format`, the
+ * `bulk_file`/`jsonpath`/`xpath` flags, the first characters of the decoded text, the extension
+ * of the name (a trailing `.gz` ignored), else CSV.
+ */
+export function detectFormat(options: ReadOptions, headText: string, name: string): Detected {
+  const ext = extension(name);
+  const first = headText.trimStart()[0] ?? "";
+  const jsonLines = ext === "jsonl" || ext === "ndjson" || (first === "{" && looksLikeJsonLines(headText));
+  const tab = ext === "tsv" || ext === "tab";
+  const result = (format: ReadFormat): Detected => ({ format, jsonLines: format === "json" && jsonLines, tab: tab && format === "csv" });
+  if (options.format) return result(options.format);
+  if (options.bulk_file) return result("bulk");
+  if (options.jsonpath) return result("json");
+  if (options.xpath) return result("xml");
+  if (first === "[" || first === "{") return result("json");
+  if (first === "<") return result("xml");
+  if (ext === "json" || ext === "jsonl" || ext === "ndjson") return result("json");
+  if (ext === "xml") return result("xml");
+  if (ext === "xlsx" || ext === "xlsm") return result("xlsx");
+  return result("csv");
+}

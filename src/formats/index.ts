@@ -1,0 +1,17 @@
+export type {
+  Accessor,
+  FieldRef,
+  ReadFormat,
+  ReadOptions,
+  RecordReader,
+  RecordWriter,
+  SourceRow,
+  WriteFormat,
+  WriteOptions,
+} from "./types.js";
+export { openReader } from "./open-reader.js";
+export { openWriter, writeFormat } from "./open-writer.js";
+export { detectFormat, type Detected } from "./detect.js";
+export { widthProblem } from "./csv-reader.js";
+export { resolveColumn } from "./columns.js";
+export { csvField } from "./text-writers.js";

@@ -1,0 +1,100 @@
+import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+import { basename } from "node:path";
+import { Readable } from "node:stream";
+import { ConveyorError } from "../errors.js";
+import { isZip, peek, unpackGzip } from "./bytes.js";
+import { openCsvReader } from "./csv-reader.js";
+import { decodeHead, decodeText, detectCharset } from "./decode.js";
+import { detectFormat } from "./detect.js";
+import { openFixedReader } from "./fixed-reader.js";
+import { openJsonReader } from "./json-reader.js";
+import { chainReaders } from "./multi-reader.js";
+import { openXlsxReader } from "./xlsx-reader.js";
+import { openXmlReader } from "./xml-reader.js";
+import { openZip, selectEntries } from "./zip.js";
+import type { ReadOptions, RecordReader } from "./types.js";
+
+const CHUNK = 1 << 20;
+
+async function firstBytes(localPath: string): Promise<Buffer> {
+  const handle = await open(localPath, "r").catch((err: unknown) => {
+    throw new ConveyorError("file_missing", `The file ${basename(localPath)} cannot be opened: ${String(err)}`, { cause: err });
+  });
+  try {
+    const buffer = Buffer.alloc(4);
+    const { bytesRead } = await handle.read(buffer, 0, 4, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Opens a downloaded file as a stream of records: gzip and zip unpacked by their first bytes,
+ * the charset decoded (BOM, else `encoding`, else UTF-8), the format taken from the options or
+ * inferred (see detectFormat). The header (or first records) is read before this resolves.
+ */
+export async function openReader(localPath: string, options: ReadOptions): Promise<RecordReader> {
+  const head = await firstBytes(localPath);
+  if (!isZip(head)) return openStream(createReadStream(localPath, { highWaterMark: CHUNK }), basename(localPath), options, async () => {});
+  const zip = await openZip(localPath);
+  if (zip.isXlsx) {
+    zip.close();
+    return openXlsxReader(createReadStream(localPath, { highWaterMark: CHUNK }), options.sheet);
+  }
+  try {
+    const entries = selectEntries(zip.entries, options.name);
+    const openers = entries.map((entry) => async () => openStream(await zip.open(entry), entry.name, options, async () => {}));
+    return await chainReaders(entries.map((e) => e.name), openers, () => zip.close());
+  } catch (err) {
+    zip.close();
+    throw err;
+  }
+}
+
+async function openStream(stream: Readable, name: string, options: ReadOptions, onClose: () => Promise<void>): Promise<RecordReader> {
+  try {
+    const bytes = await unpackGzip(await peek(stream), (chunks) => Readable.from(chunks, { objectMode: false }));
+    if (isZip(bytes.head)) {
+      if (options.format && options.format !== "xlsx") {
+        throw new ConveyorError("file_format", `${name} holds a zip archive inside a gzip file, which cannot be read as a stream`, {
+          hint: "Send the zip archive itself, or a gzip of the data file.",
+        });
+      }
+      return await openXlsxReader(Readable.from(bytes.chunks, { objectMode: false }), options.sheet, onClose);
+    }
+    const charset = detectCharset(bytes.head, options.encoding);
+    const headText = decodeHead(bytes.head, charset);
+    const detected = detectFormat(options, headText, name);
+    const text = decodeText(bytes.chunks, charset);
+    switch (detected.format) {
+      case "fixed":
+        return openFixedReader(text, options.skip_lines ?? 0, onClose);
+      case "json":
+        return await openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines }, onClose);
+      case "xml":
+        return await openXmlReader(text, { root: options.root, xpath: options.xpath }, onClose);
+      case "xlsx":
+        throw new ConveyorError("file_format", `${name} is not an xlsx workbook (its first bytes are not a zip archive)`, {
+          hint: "Check the file, or set format to csv if it is a CSV file with an .xlsx name.",
+        });
+      default:
+        return await openCsvReader(
+          text,
+          {
+            delimiter: options.delimiter ?? (detected.tab ? "\t" : ","),
+            enclosure: options.enclosure,
+            headers: options.headers,
+            skip_lines: options.skip_lines,
+            bulk: detected.format === "bulk" || options.bulk_file === true,
+          },
+          onClose,
+        );
+    }
+  } catch (err) {
+    stream.destroy();
+    await onClose();
+    throw err;
+  }
+}
