@@ -57,6 +57,8 @@ export function roundTo(value: number, digits: number, mode: "round" | "ceil" | 
   if (digits === 0) return fn(value);
   const text = String(value);
   if (text.includes("e")) {
+    // Past 1e21 a double has no decimals left to round; scaling would only add error.
+    if (digits > 0 && Math.abs(value) >= 1) return value;
     const factor = 10 ** digits;
     return fn(value * factor) / factor;
   }

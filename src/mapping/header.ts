@@ -102,7 +102,7 @@ export async function bindFieldMap<Row>(fieldMap: Readonly<Record<string, FieldR
   if (missing.length > 0 || ambiguous.length > 0) {
     const parts: string[] = [];
     if (missing.length > 0) parts.push(`field_map names ${missing.length === 1 ? "a column" : "columns"} the file does not have: ${missing.join("; ")}`);
-    if (ambiguous.length > 0) parts.push(`field_map names ${ambiguous.length === 1 ? "a column" : "columns"} that match more than one column: ${ambiguous.join("; ")}`);
+    if (ambiguous.length > 0) parts.push(`field_map names ${ambiguous.length === 1 ? "a column that matches" : "columns that match"} more than one column: ${ambiguous.join("; ")}`);
     throw new ConveyorError("header_mismatch", `${parts.join(". ")}. ${capitalize(listColumns(columns))}.`, {
       details: { missing, ambiguous, available: columns ?? null },
       hint:

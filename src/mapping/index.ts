@@ -2,7 +2,7 @@
  * Record transformations between a read source row and a planned change
  * (import), or between a service record and an output row (export).
  */
-export type { ActionRuleConfig, FieldRef, FieldSource, MapResult, MappedRecord, MappingConfig, RowErrorInfo, RowGetter, SkipInfo } from "./types.js";
+export type { ActionRuleConfig, FieldRef, FieldSource, MapResult, MappedRecord, MappingConfig, RowErrorInfo, RowGetter, RowLike, SkipInfo } from "./types.js";
 export { NONE_IGNORED, RowFailure, isBlank, newRecord } from "./types.js";
 export { bindFieldMap, type BoundFieldMap } from "./header.js";
 export { compileTemplate, templateNames, type Template } from "./template.js";

@@ -4,7 +4,7 @@ import type { ActionState } from "./action-functions.js";
 import { bindFieldMap, type BoundFieldMap } from "./header.js";
 import { compileTemplate, fieldReader, type NameResolver, type Template } from "./template.js";
 import { compileValueDefaults, compileValueMap } from "./value-map.js";
-import { NONE_IGNORED, RowFailure, isBlank, newRecord, scalarText, type FieldSource, type MapResult, type MappedRecord, type MappingConfig, type RowErrorInfo, type SkipInfo } from "./types.js";
+import { NONE_IGNORED, RowFailure, isBlank, newRecord, scalarText, type FieldSource, type MapResult, type MappedRecord, type MappingConfig, type RowErrorInfo, type RowLike, type SkipInfo } from "./types.js";
 
 /**
  * The import direction of one `file_configs[]` entry, per record:
@@ -14,10 +14,17 @@ import { NONE_IGNORED, RowFailure, isBlank, newRecord, scalarText, type FieldSou
  * and allocates one record per row (plus an ignored set only when a rule
  * ignores a field).
  */
-export interface ImportMapperOptions {
+export interface ImportMapperOptions<Row> {
   /** Default identifier when the config names none: `oid` for orders, `guid` otherwise. */
   type?: "products" | "orders" | "fitment";
   now?: () => Date;
+  /**
+   * A problem of the row as read that makes it unmappable, checked before
+   * mapping (the pipeline passes the CSV reader's `widthProblem`: a row with
+   * more or fewer cells than the header has its values in the wrong columns).
+   * A row's own `error` (from the parser) is always a row error.
+   */
+  rowProblem?: (row: Row, columns: readonly string[] | null) => string | null | undefined;
 }
 
 export type ServiceActionResult =
@@ -25,7 +32,7 @@ export type ServiceActionResult =
   | { ok: false; skipped: { actions: "service_actions"; rule: number } }
   | { ok: false; error: { message: string; field?: string } };
 
-export interface ImportMapper<Row> {
+export interface ImportMapper<Row extends RowLike> {
   readonly identifier: string;
   /** Every field a mapped record may carry, in a stable order (field_map, field_run, defaults, actions). */
   readonly fields: readonly string[];
@@ -71,7 +78,7 @@ function compileFieldRun<Row>(config: MappingConfig, known: Set<string>, header:
   return out;
 }
 
-export async function createImportMapper<Row>(config: MappingConfig, source: FieldSource<Row>, options: ImportMapperOptions = {}): Promise<ImportMapper<Row>> {
+export async function createImportMapper<Row extends RowLike>(config: MappingConfig, source: FieldSource<Row>, options: ImportMapperOptions<Row> = {}): Promise<ImportMapper<Row>> {
   const header = await bindFieldMap(config.field_map, source);
   const known = new Set<string>(header.fields);
   const fieldRun = compileFieldRun(config, known, header);
@@ -103,6 +110,8 @@ export async function createImportMapper<Row>(config: MappingConfig, source: Fie
   const fields = header.fields;
   const getters = header.getters;
   const count = fields.length;
+  const rowProblem = options.rowProblem;
+  const columns = header.columns;
 
   return {
     identifier,
@@ -111,6 +120,11 @@ export async function createImportMapper<Row>(config: MappingConfig, source: Fie
     hasServiceActions: !service.empty,
     map(row: Row, line: number): MapResult {
       try {
+        if (row.error !== undefined) return rowError(line, new RowFailure(row.error));
+        if (rowProblem !== undefined) {
+          const problem = rowProblem(row, columns);
+          if (problem) return rowError(line, new RowFailure(problem));
+        }
         const record = newRecord();
         for (let i = 0; i < count; i++) {
           const value = (getters[i] as (row: Row) => string | undefined)(row);

@@ -37,6 +37,11 @@ export interface FieldSource<Row> {
   accessor(ref: string | [number, number]): ((row: Row) => string | undefined) | null;
 }
 
+/** What mapping reads of a row itself: a parse problem the reader found (an unterminated quote). */
+export interface RowLike {
+  readonly error?: string | undefined;
+}
+
 /** Reads one value of the current source row. */
 export type RowGetter<Row> = (row: Row) => string | undefined;
 
