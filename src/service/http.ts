@@ -129,7 +129,12 @@ export class HttpTransport {
     return withRetry(
       async () => {
         const res = await this.dispatch(req, label, counter);
-        const text = await res.body.text();
+        let text: string;
+        try {
+          text = await res.body.text();
+        } catch (raw) {
+          throw networkError(raw, label);
+        }
         const body = parseBody(text);
         if (res.statusCode >= 400) throw statusError(label, res.statusCode, body);
         return { status: res.statusCode, body, headers: res.headers };

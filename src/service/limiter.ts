@@ -21,7 +21,7 @@ export interface RateLimiter {
   observe(account: string, cls: RateClass, headers: RateLimitHeaders): void;
   /** A 429: send nothing of this class before the server's reset. */
   blockUntil(account: string, cls: RateClass, resetUnixSeconds: number): void;
-  /** A granted request ended without a response (network error): it no longer counts as in flight. */
+  /** A granted request ended without rate-limit headers (network error): it is no longer in flight. */
   release(account: string, cls: RateClass): void;
 }
 
@@ -67,6 +67,9 @@ interface Bucket {
   waiters: Waiter[];
   timer: NodeJS.Timeout | undefined;
 }
+
+/** Wait for an answer in flight (observe, release or blockUntil wakes the queue), not for time. */
+const AWAIT_ANSWER = -1;
 
 function canceled(): ConveyorError {
   return new ConveyorError("canceled", "canceled while waiting for the service's rate limit");
@@ -163,6 +166,7 @@ export class TokenBucketLimiter implements RateLimiter {
   release(account: string, cls: RateClass): void {
     const bucket = this.bucket(account, cls);
     bucket.inflight = Math.max(0, bucket.inflight - 1);
+    this.schedule(bucket);
   }
 
   /** For tests and metrics: what the bucket holds now. */
@@ -209,7 +213,7 @@ export class TokenBucketLimiter implements RateLimiter {
     bucket.updatedAt = now;
   }
 
-  /** Milliseconds until one request may go; 0 = now. */
+  /** Milliseconds until one request may go; 0 = now; AWAIT_ANSWER = when an answer in flight arrives. */
   private waitMs(bucket: Bucket, now: number): number {
     this.refill(bucket, now);
     if (bucket.windowRemaining !== undefined && now >= bucket.windowResetAt + this.marginMs) bucket.windowRemaining = undefined;
@@ -218,6 +222,10 @@ export class TokenBucketLimiter implements RateLimiter {
       bucket.blockedUntil = bucket.windowResetAt + this.margin();
       return Math.max(1, bucket.blockedUntil - now);
     }
+    // Not knowing the server's window (first use, or a new window), send one request and let
+    // its headers tell how much is left before releasing a burst: that is what keeps a budget
+    // shared with other processes from answering 429s.
+    if (bucket.windowRemaining === undefined && bucket.inflight > 0) return AWAIT_ANSWER;
     if (bucket.tokens >= 1) return 0;
     return Math.max(1, Math.ceil(((1 - bucket.tokens) * this.windowMs) / bucket.capacity));
   }
@@ -242,6 +250,7 @@ export class TokenBucketLimiter implements RateLimiter {
       const waiter = bucket.waiters[0];
       if (!waiter) return;
       const wait = this.waitMs(bucket, Date.now());
+      if (wait === AWAIT_ANSWER) return;
       if (wait > 0) {
         // Left referenced: a pending promise alone would not keep the process alive for its waiter.
         bucket.timer = setTimeout(() => this.pump(bucket), wait);
