@@ -1,5 +1,7 @@
 import type { Command } from "commander";
 import { register as service } from "./service.js";
+import { register as check } from "./check.js";
+import { register as show } from "./show.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -7,4 +9,4 @@ import { register as service } from "./service.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service];
+export const commands: Register[] = [service, check, show];

@@ -1,0 +1,73 @@
+import type { Command, CommanderError } from "commander";
+import { describeProblem, loadAutomationFile, type Problem } from "../definition/index.js";
+import { isConveyorError } from "../errors.js";
+import { EXIT, runCommand } from "./context.js";
+
+/** `conveyor check <files...>`: validates definitions and lists every problem of every file. */
+
+export interface FileCheck {
+  file: string;
+  ok: boolean;
+  problems: Problem[];
+}
+
+function problemsOf(err: unknown): Problem[] {
+  if (isConveyorError(err)) {
+    const listed = err.details.problems;
+    if (Array.isArray(listed) && listed.length > 0) return listed as Problem[];
+    return [{ path: "", message: err.message }];
+  }
+  throw err;
+}
+
+export async function checkFiles(files: readonly string[]): Promise<FileCheck[]> {
+  const out: FileCheck[] = [];
+  for (const file of files) {
+    try {
+      await loadAutomationFile(file);
+      out.push({ file, ok: true, problems: [] });
+    } catch (err) {
+      out.push({ file, ok: false, problems: problemsOf(err) });
+    }
+  }
+  return out;
+}
+
+/** `file: path: message (allowed: …)`; continuation lines (a search caret) are indented under it. */
+export function formatChecks(checks: readonly FileCheck[]): string {
+  const lines: string[] = [];
+  for (const c of checks) {
+    if (c.ok) lines.push(`${c.file}: ok`);
+    for (const p of c.problems) lines.push(`${c.file}: ${describeProblem(p).replace(/\n/g, "\n    ")}`);
+  }
+  const bad = checks.filter((c) => !c.ok);
+  const count = bad.reduce((n, c) => n + c.problems.length, 0);
+  lines.push(bad.length === 0 ? `${checks.length} definition${checks.length === 1 ? "" : "s"} valid` : `${count} problem${count === 1 ? "" : "s"} in ${bad.length} of ${checks.length} definition${checks.length === 1 ? "" : "s"}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Commander exits 1 on an unknown flag or a missing argument; runs.md gives
+ * usage errors exit code 2, which scripts tell apart from a failed run.
+ */
+export function usageExit(err: CommanderError): never {
+  process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage);
+}
+
+export function register(program: Command): void {
+  program
+    .command("check")
+    .description("validate automation definitions: every problem of every file, with its field path and what is allowed")
+    .argument("<files...>", "definition files (JSON)")
+    .exitOverride(usageExit)
+    .option("--json", "print {files: [{file, ok, problems: [{path, message, allowed}]}]}")
+    .addHelpText("after", "\nExit code: 0 when every file is valid, 2 when any is not.\nExample: conveyor check samples/*.json")
+    .action(async (files: string[], opts: { json?: boolean }) => {
+      const json = opts.json === true;
+      await runCommand(json, async () => {
+        const checks = await checkFiles(files);
+        process.stdout.write(json ? `${JSON.stringify({ files: checks })}\n` : formatChecks(checks));
+        return checks.every((c) => c.ok) ? EXIT.ok : EXIT.usage;
+      });
+    });
+}
