@@ -61,8 +61,8 @@ export function classifyError(err: unknown, site: ErrorSite): ConveyorError {
   if (/certificate|self[- ]signed|TLS|SSL routines|handshake/i.test(message) && !DROP_TEXT.test(message)) {
     return connectorError("tls", site, message, { retryable: false, cause: err });
   }
-  // basic-ftp FTPError: a numeric reply code.
-  if (typeof code === "number") return fromFtpReply(code, message, site, err);
+  // basic-ftp FTPError: a three-digit reply code (SFTP status codes are below 32).
+  if (typeof code === "number" && code >= 100) return fromFtpReply(code, message, site, err);
   if (level === "client-authentication" || /authentication methods failed|Permission denied \(|ERR_BAD_AUTH/i.test(message)) {
     return connectorError("auth", site, "the server refused the credentials", { retryable: false, cause: err });
   }

@@ -85,6 +85,13 @@ export class TestSftpServer {
   }
 }
 
+/** Like OpenSSH: a status and a short text, never the server's own file paths. */
+function fail(sftp: SFTPWrapper, reqid: number, err: NodeJS.ErrnoException): void {
+  const status = statusOf(err);
+  const text = status === STATUS_CODE.NO_SUCH_FILE ? "No such file" : status === STATUS_CODE.PERMISSION_DENIED ? "Permission denied" : "Failure";
+  sftp.status(reqid, status, text);
+}
+
 function statusOf(err: NodeJS.ErrnoException): number {
   if (err.code === "ENOENT" || err.code === "ENOTDIR") return STATUS_CODE.NO_SUCH_FILE;
   if (err.code === "EACCES" || err.code === "EPERM") return STATUS_CODE.PERMISSION_DENIED;
@@ -119,19 +126,19 @@ export function serveSftp(sftp: SFTPWrapper, root: string): void {
     return [id, handles.get(id)];
   };
   const done = (reqid: number) => (err: NodeJS.ErrnoException | null) =>
-    err ? sftp.status(reqid, statusOf(err), err.message) : sftp.status(reqid, STATUS_CODE.OK);
+    err ? fail(sftp, reqid, err) : sftp.status(reqid, STATUS_CODE.OK);
 
   sftp.on("OPEN", (reqid, filename, flags) => {
     const mode = utils.sftp.flagsToString(flags);
     if (mode === null) return sftp.status(reqid, STATUS_CODE.OP_UNSUPPORTED);
-    fs.open(local(filename), mode, 0o644, (err, fd) => (err ? sftp.status(reqid, statusOf(err), err.message) : sftp.handle(reqid, newHandle({ kind: "file", fd }))));
+    fs.open(local(filename), mode, 0o644, (err, fd) => (err ? fail(sftp, reqid, err) : sftp.handle(reqid, newHandle({ kind: "file", fd }))));
   });
   sftp.on("READ", (reqid, handle, offset, length) => {
     const [, h] = handleOf(handle);
     if (h?.kind !== "file") return sftp.status(reqid, STATUS_CODE.FAILURE, "bad handle");
     const buf = Buffer.alloc(length);
     fs.read(h.fd, buf, 0, length, offset, (err, n) => {
-      if (err) return sftp.status(reqid, statusOf(err), err.message);
+      if (err) return fail(sftp, reqid, err);
       if (n === 0) return sftp.status(reqid, STATUS_CODE.EOF);
       sftp.data(reqid, buf.subarray(0, n));
     });
@@ -144,7 +151,7 @@ export function serveSftp(sftp: SFTPWrapper, root: string): void {
   sftp.on("FSTAT", (reqid, handle) => {
     const [, h] = handleOf(handle);
     if (h?.kind !== "file") return sftp.status(reqid, STATUS_CODE.FAILURE, "bad handle");
-    fs.fstat(h.fd, (err, st) => (err ? sftp.status(reqid, statusOf(err)) : sftp.attrs(reqid, attrsOf(st))));
+    fs.fstat(h.fd, (err, st) => (err ? fail(sftp, reqid, err) : sftp.attrs(reqid, attrsOf(st))));
   });
   sftp.on("FSETSTAT", (reqid) => sftp.status(reqid, STATUS_CODE.OK));
   sftp.on("SETSTAT", (reqid) => sftp.status(reqid, STATUS_CODE.OK));
@@ -156,12 +163,12 @@ export function serveSftp(sftp: SFTPWrapper, root: string): void {
     else sftp.status(reqid, STATUS_CODE.OK);
   });
   const stat = (reqid: number, p: string, fn: typeof fs.stat | typeof fs.lstat): void =>
-    fn(local(p), (err, st) => (err ? sftp.status(reqid, statusOf(err), err.message) : sftp.attrs(reqid, attrsOf(st))));
+    fn(local(p), (err, st) => (err ? fail(sftp, reqid, err) : sftp.attrs(reqid, attrsOf(st))));
   sftp.on("STAT", (reqid, p) => stat(reqid, p, fs.stat));
   sftp.on("LSTAT", (reqid, p) => stat(reqid, p, fs.lstat));
   sftp.on("OPENDIR", (reqid, p) => {
     fs.stat(local(p), (err, st) => {
-      if (err) return sftp.status(reqid, statusOf(err), err.message);
+      if (err) return fail(sftp, reqid, err);
       if (!st.isDirectory()) return sftp.status(reqid, STATUS_CODE.FAILURE, "not a directory");
       sftp.handle(reqid, newHandle({ kind: "dir", dir: local(p), sent: false }));
     });
@@ -172,7 +179,7 @@ export function serveSftp(sftp: SFTPWrapper, root: string): void {
     if (h.sent) return sftp.status(reqid, STATUS_CODE.EOF);
     h.sent = true;
     fs.readdir(h.dir, (err, names) => {
-      if (err) return sftp.status(reqid, statusOf(err), err.message);
+      if (err) return fail(sftp, reqid, err);
       const entries: FileEntry[] = [];
       for (const name of names) {
         try {
