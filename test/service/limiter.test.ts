@@ -167,6 +167,6 @@ describe("TokenBucketLimiter", () => {
       expect(inWindow).toBeLessThanOrEqual(30 + 30);
     }
     // After the first burst, the pace is the refill rate: 2 s apart.
-    expect(granted[40] - granted[39]).toBe(2_000);
+    expect((granted[40] ?? 0) - (granted[39] ?? 0)).toBe(2_000);
   });
 });
