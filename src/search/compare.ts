@@ -95,8 +95,10 @@ export function valueEquals(v: Scalar, value: SearchValue, span: TimeSpan | null
 }
 
 export function valueContains(v: Scalar, value: SearchValue): boolean {
-  const text = fieldText(v);
-  return value.pattern ? matchesPattern(text, value.pattern) : text.includes(value.text);
+  if (value.pattern) return matchesPattern(fieldText(v), value.pattern);
+  // The term text is trimmed and not empty, so trimming the field cannot change a substring match: skip it.
+  if (typeof v === "string") return v.toLowerCase().includes(value.text);
+  return fieldText(v).includes(value.text);
 }
 
 /**

@@ -26,9 +26,19 @@ function isContainer(value: unknown): value is object {
 function leaves(value: unknown, test: LeafTest): WalkState {
   if (!isContainer(value)) return test(value as Scalar) ? FOUND : SEEN;
   let state: WalkState = NONE;
-  const items: unknown[] = Array.isArray(value) ? value : Object.values(value);
-  for (const item of items) {
-    const s = leaves(item, test);
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const s = leaves(item, test);
+      if (s === FOUND) return FOUND;
+      if (s === SEEN) state = SEEN;
+    }
+    return state;
+  }
+  // for…in instead of Object.values: no array per record on keyword searches.
+  const object = value as Record<string, unknown>;
+  for (const key in object) {
+    if (!Object.prototype.hasOwnProperty.call(object, key)) continue;
+    const s = leaves(object[key], test);
     if (s === FOUND) return FOUND;
     if (s === SEEN) state = SEEN;
   }
