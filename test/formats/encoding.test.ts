@@ -1,0 +1,108 @@
+import { gzipSync } from "node:zlib";
+import iconv from "iconv-lite";
+import yazl from "yazl";
+import { createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openReader } from "../../src/formats/index.js";
+import { allRows, readRecords, tempDir, type TempDir } from "./helpers.js";
+
+let dir: TempDir;
+beforeAll(async () => {
+  dir = await tempDir();
+});
+afterAll(() => dir.remove());
+
+const TEXT = "sku,name\n0700,Größe – “Café” €5\n";
+const LATIN = "sku,name\n0700,Größe Café\n";
+
+async function zip(name: string, entries: Record<string, string | Buffer>): Promise<string> {
+  const file = new yazl.ZipFile();
+  for (const [entry, content] of Object.entries(entries)) file.addBuffer(Buffer.from(content), entry);
+  file.end();
+  const path = dir.path(name);
+  const out = createWriteStream(path);
+  file.outputStream.pipe(out);
+  await once(out, "finish");
+  return path;
+}
+
+describe("charsets", () => {
+  it("decodes windows-1252 and iso-8859-1 before parsing", async () => {
+    const cp = await dir.write("cp1252.csv", iconv.encode(TEXT, "windows-1252"));
+    expect((await readRecords(cp, { encoding: "windows-1252" }, ["name"])).records).toEqual([{ name: "Größe – “Café” €5" }]);
+    const latin = await dir.write("latin1.csv", iconv.encode(LATIN, "iso-8859-1"));
+    expect((await readRecords(latin, { encoding: "ISO-8859-1" }, ["name"])).records).toEqual([{ name: "Größe Café" }]);
+  });
+
+  it("lets a BOM decide: UTF-8, UTF-16LE and UTF-16BE", async () => {
+    const utf8 = await dir.write("bom8.csv", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(TEXT)]));
+    const out = await readRecords(utf8, { encoding: "windows-1252" }, ["sku", "name"]);
+    expect(out.columns).toEqual(["sku", "name"]);
+    expect(out.records).toEqual([{ sku: "0700", name: "Größe – “Café” €5" }]);
+
+    const le = await dir.write("bom16le.csv", Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(TEXT, "utf-16le")]));
+    expect((await readRecords(le, {}, ["sku", "name"])).records).toEqual([{ sku: "0700", name: "Größe – “Café” €5" }]);
+
+    const be = await dir.write("bom16be.csv", Buffer.concat([Buffer.from([0xfe, 0xff]), iconv.encode(TEXT, "utf-16be")]));
+    expect((await readRecords(be, {}, ["sku"])).records).toEqual([{ sku: "0700" }]);
+
+    const noBom = await dir.write("16le.csv", iconv.encode(TEXT, "utf-16le"));
+    expect((await readRecords(noBom, { encoding: "utf-16le" }, ["name"])).records).toEqual([{ name: "Größe – “Café” €5" }]);
+  });
+
+  it("rejects an unknown encoding naming the field", async () => {
+    const path = await dir.write("x.csv", "a\n1\n");
+    await expect(openReader(path, { encoding: "klingon-8" })).rejects.toMatchObject({ code: "definition_invalid", details: { field: "encoding" } });
+  });
+});
+
+describe("compressed files", () => {
+  it("gunzips by magic bytes whatever the name", async () => {
+    const path = await dir.write("feed.csv", gzipSync(Buffer.from(TEXT)));
+    expect((await readRecords(path, {}, ["name"])).records).toEqual([{ name: "Größe – “Café” €5" }]);
+    const json = await dir.write("feed.json.gz", gzipSync(Buffer.from('[{"sku":"0700"}]')));
+    expect((await readRecords(json, {}, ["sku"])).records).toEqual([{ sku: "0700" }]);
+  });
+
+  it("reads the only entry of a zip, gzip inside included", async () => {
+    const path = await zip("one.zip", { "data/feed.csv.gz": gzipSync(Buffer.from(TEXT)) });
+    expect((await readRecords(path, {}, ["sku"])).records).toEqual([{ sku: "0700" }]);
+  });
+
+  it("reads the entries that match name, in order, saying which entry each row came from", async () => {
+    const path = await zip("many.zip", {
+      "readme.txt": "not data",
+      "stock_1.csv": "sku,qty\nA,1\n",
+      "sub/stock_2.csv": "sku,qty\nB,2\nC,3\n",
+    });
+    const reader = await openReader(path, { name: "stock_\\d+\\.csv" });
+    const sku = reader.accessor("sku");
+    const rows = await allRows(reader);
+    expect(rows.map((r) => [r.entry, r.line, sku?.(r)])).toEqual([
+      ["stock_1.csv", 2, "A"],
+      ["sub/stock_2.csv", 2, "B"],
+      ["sub/stock_2.csv", 3, "C"],
+    ]);
+  });
+
+  it("fails naming the entries when none matches and there are several", async () => {
+    const path = await zip("nomatch.zip", { "a.csv": "x\n1\n", "b.csv": "x\n2\n" });
+    await expect(openReader(path, { name: "/STOCK.*/i" })).rejects.toMatchObject({
+      code: "file_missing",
+      message: expect.stringContaining("a.csv, b.csv"),
+    });
+  });
+
+  it("refuses entries whose headers differ", async () => {
+    const path = await zip("differ.zip", { "a.csv": "sku,qty\nA,1\n", "b.csv": "qty,sku\n2,B\n" });
+    const reader = await openReader(path, {});
+    await expect(allRows(reader)).rejects.toMatchObject({ code: "header_mismatch" });
+  });
+
+  it("cleans entry names of .. and leading slashes", async () => {
+    const { cleanEntryName } = await import("../../src/formats/zip.js");
+    expect(cleanEntryName("../../etc/passwd")).toBe("etc/passwd");
+    expect(cleanEntryName("/abs\\win\\file.csv")).toBe("abs/win/file.csv");
+  });
+});
