@@ -49,11 +49,13 @@ export function register(program: Command): void {
     .command("load <file>")
     .description("load products from a CSV with a guid column into the embedded service's data")
     .option("--json", "print the counts as JSON")
-    .action(async (file: string, opts: { json?: boolean }, cmd: Command) => {
-      await runCommand(opts.json === true, async () => {
+    .action(async (file: string, _opts: unknown, cmd: Command) => {
+      // --json may be taken by `service` itself when written after the file: read it from both levels.
+      const json = cmd.optsWithGlobals<{ json?: boolean }>().json === true;
+      await runCommand(json, async () => {
         const settings = settingsFrom(cmd);
         const result = await loadItemsCsv(settings.dataDir, file);
-        if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else {
           process.stdout.write(`loaded ${result.created + result.updated} of ${result.rows} products (${result.created} new, ${result.updated} updated, ${result.failed} failed)\n`);
           for (const e of result.errors) process.stdout.write(`  ${e}\n`);

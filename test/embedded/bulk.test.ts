@@ -6,7 +6,7 @@ import { startHarness, waitFor, type Harness } from "./helpers.js";
 function upload(csv: string | Buffer, fields: Record<string, string> = {}): FormData {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append("bulk_file", new Blob([csv]), "bulk.csv");
+  form.append("bulk_file", new Blob([typeof csv === "string" ? csv : new Uint8Array(csv)]), "bulk.csv");
   return form;
 }
 
