@@ -23,6 +23,8 @@ interface Token {
 
 interface Frame {
   array: boolean;
+  /** The key this container sits under in its parent object. */
+  name: string | null;
   key: string | null;
   /** Elements started so far (arrays). */
   count: number;
@@ -81,7 +83,7 @@ class RecordCutter {
       return;
     }
     if (t.name !== "startObject" && t.name !== "startArray") return;
-    const frame: Frame = { array: t.name === "startArray", key: null, count: 0, records: false, candidate: false };
+    const frame: Frame = { array: t.name === "startArray", name: parent && !parent.array ? parent.key : null, key: null, count: 0, records: false, candidate: false };
     const depth = this.frames.length;
     if (this.root ? this.matchesRoot() : false) frame.records = frame.array;
     else if (!this.root && !this.lines && frame.array) {
@@ -106,7 +108,7 @@ class RecordCutter {
   }
 
   private choose(frame: Frame): void {
-    const key = frame.key ?? "";
+    const key = frame.name ?? "";
     if (this.chosen !== null) {
       throw new ConveyorError(
         "file_format",
