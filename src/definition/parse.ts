@@ -50,6 +50,8 @@ function extractDeferred(raw: Record<string, unknown>): { copy: Record<string, u
   const deferred: DeferredField[] = [];
   takeDeferred(copy, DEFERRABLE.top ?? {}, [], deferred);
   if (isRecord(copy.connection)) {
+    // The service lists every connection key for every type, empty where unused (seed 2.2, "as listed").
+    for (const [key, value] of Object.entries(copy.connection)) if (value === "" || value === null) delete copy.connection[key];
     takeDeferred(copy.connection, DEFERRABLE.connection ?? {}, ["connection"], deferred);
     if (isRecord(copy.connection.email_search)) takeDeferred(copy.connection.email_search, DEFERRABLE.email_search ?? {}, ["connection", "email_search"], deferred);
   }

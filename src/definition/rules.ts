@@ -51,7 +51,7 @@ function fieldMapRules(fc: Record<string, unknown>, action: unknown, at: (string
   else if (offsets > 0 && offsets < values.length) add([...at, "field_map"], "mixes [start, end] offsets and column names", "all values [start, end] (fixed-width) or all names");
   else if (offsets > 0 && (fc.jsonpath === true || fc.xpath === true)) add([...at, "field_map"], "[start, end] offsets cannot be JSONPath or XPath expressions", "jsonpath/xpath off for fixed-width files");
   else if (offsets > 0 && fc.format !== undefined && fc.format !== "fixed") add([...at, "format"], `[start, end] offsets in field_map need format "fixed", not "${String(fc.format)}"`, "fixed");
-  if (fc.format === "fixed" && offsets === 0 && values.length > 0) add([...at, "field_map"], "a fixed-width file is mapped with [start, end] offsets", "[start, end] per field, e.g. [0, 12]");
+  if (fc.format === "fixed" && action === "import" && offsets === 0 && values.length > 0) add([...at, "field_map"], "a fixed-width file is mapped with [start, end] offsets", "[start, end] per field, e.g. [0, 12]");
 }
 
 function readerRules(fc: Record<string, unknown>, at: (string | number)[], add: Add): void {
@@ -79,7 +79,7 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
       add(at, "an import needs at least one of create, update, remove", type === "orders" ? "create: true, update: true, remove: true" : "create: start|add, update: edit|relist, remove: end|delete");
     }
     if (typeof fc.format === "string" && !(IMPORT_FORMATS as readonly string[]).includes(fc.format)) add([...at, "format"], `"${fc.format}" is not an import format`, IMPORT_FORMATS.join(", "));
-    for (const key of ["lineitem", "export_empty"]) if (fc[key] !== undefined) add([...at, key], `"${key}" applies to exports only`);
+    if (fc.export_empty !== undefined) add([...at, "export_empty"], `"export_empty" applies to exports only`);
     checkText(fc.name, checkNamePattern, add, [...at, "name"], "a regular expression over the whole file name, e.g. inventory_\\d+\\.csv or /inventory.*\\.csv/i");
     const identifier = fc.identifier ?? (type === "orders" ? "oid" : "guid");
     const mapped = [...Object.keys(isRecord(fc.field_map) ? fc.field_map : {}), ...Object.keys(isRecord(fc.field_run) ? fc.field_run : {})];

@@ -145,4 +145,4 @@ export const actionRuleSchema = z.unknown().transform((raw, ctx): ActionRule => 
   return ok ? rule : z.NEVER;
 });
 
-export const actionRulesSchema = z.array(actionRuleSchema, { error: (iss) => `expected an array of rules, got ${describeValue(iss.input)}` });
+export const actionRulesSchema = z.array(actionRuleSchema, { error: (iss) => (iss.code === "invalid_type" ? `expected an array of rules, got ${describeValue(iss.input)}` : undefined) });

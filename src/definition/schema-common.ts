@@ -61,7 +61,8 @@ export const flag = z.unknown().transform((value, ctx): boolean => {
   return z.NEVER;
 });
 
-export const text = z.string({ error: (iss) => (iss.input === undefined ? "required" : `expected text, got ${describeValue(iss.input)}`) });
+// Only the type issue is reworded: length and pattern checks keep their own messages.
+export const text = z.string({ error: (iss) => (iss.code === "invalid_type" ? wrongValue(iss.input, "is not text") : undefined) });
 export const nonEmpty = text.min(1, { error: "must not be empty" });
 
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
@@ -90,4 +91,4 @@ export const fieldList = z.unknown().transform((value, ctx): string[] => {
   return z.NEVER;
 });
 
-export const stringList = z.array(nonEmpty, { error: (iss) => `expected an array of texts, got ${describeValue(iss.input)}` });
+export const stringList = z.array(nonEmpty, { error: (iss) => (iss.code === "invalid_type" ? `expected an array of texts, got ${describeValue(iss.input)}` : undefined) });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { checkEncoding, LIMIT_ALLOWED, parseLimit } from "./checks.js";
 import { actionRulesSchema } from "./schema-actions.js";
-import { describeValue, flag, integer, isRecord, issueAdder, known, nonEmpty, oneOf, scalar, scalarMap, stringList, text } from "./schema-common.js";
+import { describeValue, flag, wrongValue, integer, isRecord, issueAdder, known, nonEmpty, oneOf, scalar, scalarMap, stringList, text } from "./schema-common.js";
 import { EXPORT_FORMATS, IMPORT_FORMATS, type AfterImport, type FieldSource, type Limit } from "./types.js";
 
 /**
@@ -97,7 +97,7 @@ export const fileConfigSchema = known(
     jsonpath: flag.optional(),
     xpath: flag.optional(),
     bulk_file: flag.optional(),
-    field_map: z.record(z.string().min(1), fieldSource, { error: (iss) => `expected an object of service field → source, got ${describeValue(iss.input)}` }),
+    field_map: z.record(z.string().min(1), fieldSource, { error: (iss) => (iss.code === "invalid_type" ? wrongValue(iss.input, "is not an object of service field → source") : undefined) }),
     field_run: scalarMap.optional(),
     value_map: z.record(z.string(), z.union([scalar, z.record(z.string(), scalar)], { error: "expected a value, or an object of value → replacement for one field" })).optional(),
     value_map_default: scalarMap.optional(),

@@ -28,7 +28,7 @@ const parameterSchema = known(
 /** Published automations key parameters by name (seed 2.2); both forms become one array. */
 const parametersSchema = z.preprocess(
   (value) => (isRecord(value) ? Object.entries(value).map(([name, p]) => (isRecord(p) ? { name, ...p } : p)) : value),
-  z.array(parameterSchema, { error: (iss) => `expected an array of parameters, got ${describeValue(iss.input)}` }),
+  z.array(parameterSchema, { error: (iss) => (iss.code === "invalid_type" ? `expected an array of parameters, got ${describeValue(iss.input)}` : undefined) }),
 );
 
 export const automationSchema = known(
@@ -47,7 +47,7 @@ export const automationSchema = known(
     type: oneOf(["products", "orders", "fitment"]),
     action: oneOf(["import", "export"]),
     connection: connectionSchema.optional(),
-    file_configs: z.array(fileConfigSchema, { error: (iss) => (iss.input === undefined ? "required" : `expected an array of file configs, got ${describeValue(iss.input)}`) }).min(1, { error: "needs at least one file config" }),
+    file_configs: z.array(fileConfigSchema, { error: (iss) => (iss.code !== "invalid_type" ? undefined : iss.input === undefined ? "required" : `expected an array of file configs, got ${describeValue(iss.input)}`) }).min(1, { error: "needs at least one file config" }),
     parameters: parametersSchema.optional(),
     metadata: z.record(z.string(), z.unknown()).nullable().optional(),
   },
