@@ -58,8 +58,9 @@ export function listItems(ctx: ServiceContext, query: ListQuery, search: string 
   return { ...out, all, time: unixTime(ctx.now()) };
 }
 
+/** The full record itself (v1 part 4.2), or the missing-record envelope. */
 function found(ctx: ServiceContext, item: Item | undefined): Record<string, unknown> {
-  return item ? { result: "success", time: unixTime(ctx.now()), type: "items", item } : missingRecord(ctx.now());
+  return item ?? missingRecord(ctx.now());
 }
 
 export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
@@ -95,7 +96,8 @@ export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
     }
     const outcome = applyItemChange(ctx.items, ctx.logs, { action, identifier, value, fields: given }, apiSource(request), ctx.now());
     const time = unixTime(ctx.now());
-    if (!outcome.ok) return reply.code(400).send({ result: "failure", message: outcome.message, time });
+    // A refused change is HTTP 200 with the failure envelope: v1 callers read `result`, not the status.
+    if (!outcome.ok) return reply.code(200).send({ result: "failure", message: outcome.message, time });
     return { result: "success", message: outcome.message, time, id: outcome.item.id, guid: outcome.item.guid, item: outcome.item };
   });
 }

@@ -81,7 +81,7 @@ describe("embedded service: v1 bulk (v1 part 4.5, service.md)", () => {
       ["7", "fly", "NEW3", "error"],
     ]);
     // A blank cell resets the field: title and color of EXIST are gone, price changed.
-    const item = (await h.json("GET", "/v1/editor/items/edit?guid=EXIST")).body.item as Record<string, string>;
+    const item = (await h.json("GET", "/v1/editor/items/edit?guid=EXIST")).body as Record<string, string>;
     expect(item.price).toBe("7");
     expect(item.title).toBeUndefined();
     expect(item.color).toBeUndefined();
@@ -91,7 +91,7 @@ describe("embedded service: v1 bulk (v1 part 4.5, service.md)", () => {
     const answer = await post(h, gzipSync("action,guid,title\nadd,GZ1,Gzipped\n"));
     expect(answer.rows).toBe(1);
     expect(await finished(h, String(answer.bulk_file))).toMatchObject({ status: "complete", succeeded: 1 });
-    expect((await h.json("GET", "/v1/editor/items/edit?guid=GZ1")).body).toMatchObject({ item: { title: "Gzipped" } });
+    expect((await h.json("GET", "/v1/editor/items/edit?guid=GZ1")).body).toMatchObject({ title: "Gzipped" });
   });
 
   it("accepts a zipped CSV", async () => {

@@ -62,9 +62,10 @@ describe("embedded service: v1 items (v1 parts 2, 4.2, 7)", () => {
   it("get by guid and by sku returns the full record", async () => {
     const { status, body } = await h.json("GET", "/v1/editor/items/edit?guid=G005");
     expect(status).toBe(200);
-    expect(body).toMatchObject({ result: "success", item: { guid: "G005", title: "Item 5", price: "5", sku: "G005" } });
+    expect(body).toMatchObject({ guid: "G005", title: "Item 5", price: "5", sku: "G005", id: expect.stringMatching(/^\d+$/) });
+    expect(body.result).toBeUndefined();
     const bySku = await h.json("GET", "/v1/editor/items/edit?sku=G006");
-    expect(bySku.body).toMatchObject({ item: { guid: "G006" } });
+    expect(bySku.body).toMatchObject({ guid: "G006" });
   });
 
   it("a missing guid is HTTP 200 with the missing-record envelope {time, type:'items'}", async () => {
@@ -76,8 +77,8 @@ describe("embedded service: v1 items (v1 parts 2, 4.2, 7)", () => {
 
   it("get by numeric id; a missing or non-numeric id is HTTP 200 with the missing-record envelope", async () => {
     const found = await h.json("GET", "/v1/editor/items/edit?guid=G010");
-    const id = (found.body.item as Record<string, string>).id;
-    expect((await h.json("GET", `/v1/editor/items/edit/${id}`)).body).toMatchObject({ item: { guid: "G010" } });
+    const id = String(found.body.id);
+    expect((await h.json("GET", `/v1/editor/items/edit/${id}`)).body).toMatchObject({ guid: "G010" });
     for (const bad of ["999999", "abc"]) {
       const { status, body } = await h.json("GET", `/v1/editor/items/edit/${bad}`);
       expect(status).toBe(200);
@@ -87,17 +88,19 @@ describe("embedded service: v1 items (v1 parts 2, 4.2, 7)", () => {
 
   it("edit changes only the fields given; a blank field resets it", async () => {
     await h.form("/v1/editor/items/edit", { identifier: "guid", guid: "G001", price: "9.99", color: "red" });
-    let item = (await h.json("GET", "/v1/editor/items/edit?guid=G001")).body.item as Record<string, string>;
+    let item = (await h.json("GET", "/v1/editor/items/edit?guid=G001")).body as Record<string, string>;
     expect(item).toMatchObject({ price: "9.99", color: "red", title: "Item 1", brand: "Other" });
     await h.form("/v1/editor/items/edit", { identifier: "guid", guid: "G001", color: "" });
-    item = (await h.json("GET", "/v1/editor/items/edit?guid=G001")).body.item as Record<string, string>;
+    item = (await h.json("GET", "/v1/editor/items/edit?guid=G001")).body as Record<string, string>;
     expect(item.color).toBeUndefined();
     expect(item.price).toBe("9.99");
   });
 
   it("add requires a title and refuses an existing guid", async () => {
     const noTitle = await h.form("/v1/editor/items/add", { identifier: "guid", guid: "NEW1" });
-    expect(noTitle.body.result).toBe("failure");
+    // Refused changes are HTTP 200 with the failure envelope: v1 callers read `result`.
+    expect(noTitle.status).toBe(200);
+    expect(noTitle.body).toEqual({ result: "failure", message: expect.stringContaining("title"), time: expect.any(Number) });
     const dup = await h.form("/v1/editor/items/add", { identifier: "guid", guid: "G002", title: "again" });
     expect(dup.body).toMatchObject({ result: "failure" });
     expect(String(dup.body.message)).toContain("already exists");
@@ -105,7 +108,7 @@ describe("embedded service: v1 items (v1 parts 2, 4.2, 7)", () => {
 
   it("start lists, end ends, relist lists again, delete removes", async () => {
     await h.form("/v1/editor/items/start", { identifier: "guid", guid: "S1", title: "Started" });
-    const listed = async (): Promise<string | undefined> => ((await h.json("GET", "/v1/editor/items/edit?guid=S1")).body.item as Record<string, string> | undefined)?.listed;
+    const listed = async (): Promise<string | undefined> => ((await h.json("GET", "/v1/editor/items/edit?guid=S1")).body as Record<string, string> | undefined)?.listed;
     expect(await listed()).toBe("1");
     expect((await h.form("/v1/editor/items/end", { identifier: "guid", guid: "S1" })).body.result).toBe("success");
     expect(await listed()).toBe("0");

@@ -22,7 +22,7 @@ describe("embedded service: data folder", () => {
 
     const second = await startHarness({}, dir);
     expect(second.svc.apiToken).toBe(token);
-    expect((await second.json("GET", "/v1/editor/items/edit?guid=KEEP")).body).toMatchObject({ item: { title: "Kept" } });
+    expect((await second.json("GET", "/v1/editor/items/edit?guid=KEEP")).body).toMatchObject({ title: "Kept" });
     expect((await second.json("GET", `/v3/orders/${String(created.body.oid)}`)).body).toMatchObject({ count: "1" });
     const logs = await second.json("POST", "/v3/logs", { identifier: "KEEP" });
     expect((logs.body.results as { found: number }).found).toBe(1);
@@ -46,7 +46,7 @@ describe("embedded service: data folder", () => {
     expect(result).toMatchObject({ rows: 3, created: 1, updated: 1, failed: 1 });
     expect(result.errors[0]).toMatch(/^line 4: .*title/);
     const h = await startHarness({}, dir);
-    expect((await h.json("GET", "/v1/editor/items/edit?guid=KEEP")).body).toMatchObject({ item: { title: "Kept again", price: "9" } });
+    expect((await h.json("GET", "/v1/editor/items/edit?guid=KEEP")).body).toMatchObject({ title: "Kept again", price: "9" });
     await h.close();
   });
 
@@ -72,7 +72,7 @@ describe("embedded service: data folder", () => {
       });
       expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const res = await fetch(`${info.url}/v1/editor/items/edit?guid=C1`, { headers: { "X-Auth-User": String(info.apiUser), "X-Auth-Token": String(info.apiToken) } });
-      expect(await res.json()).toMatchObject({ item: { title: "One" } });
+      expect(await res.json()).toMatchObject({ title: "One" });
     } finally {
       child.kill("SIGINT");
     }
