@@ -1,5 +1,6 @@
 import { ConveyorError } from "../errors.js";
 import { compileActions } from "./actions.js";
+import { checkOrderFields } from "./orders.js";
 import type { ActionState } from "./action-functions.js";
 import { compileTemplate, fieldReader, type NameResolver, type Template } from "./template.js";
 import { compileValueDefaults, compileValueMap } from "./value-map.js";
@@ -99,6 +100,7 @@ export function createExportMapper(config: MappingConfig, options: ExportMapperO
     }
     runs.push([at, compileTemplate(text, resolve, `field_run.${field}`)]);
   }
+  if (options.type === "orders") checkOrderFields(fields);
   const readList = [...reads];
   const width = columns.length;
 

@@ -2,6 +2,7 @@ import { ConveyorError } from "../errors.js";
 import { actionWrites, compileActions, type CompiledActions } from "./actions.js";
 import type { ActionState } from "./action-functions.js";
 import { bindFieldMap, type BoundFieldMap } from "./header.js";
+import { checkOrderFields } from "./orders.js";
 import { compileTemplate, fieldReader, type NameResolver, type Template } from "./template.js";
 import { compileValueDefaults, compileValueMap } from "./value-map.js";
 import { NONE_IGNORED, RowFailure, isBlank, newRecord, scalarText, type FieldSource, type MapResult, type MappedRecord, type MappingConfig, type RowErrorInfo, type RowLike, type SkipInfo } from "./types.js";
@@ -89,6 +90,7 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
   const vendorKnown = new Set(known);
   for (const field of actionWrites(config.service_actions)) known.add(field);
 
+  if (options.type === "orders") checkOrderFields(known);
   const identifier = config.identifier?.trim() || (options.type === "orders" ? "oid" : "guid");
   if (!known.has(identifier)) {
     throw new ConveyorError("definition_invalid", `identifier: "${identifier}" is not set by field_map, field_run, value_map_default or an action, so every row would lack it`, {

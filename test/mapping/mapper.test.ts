@@ -113,6 +113,12 @@ describe("import mapper", () => {
     await expect(createImportMapper<TestRow>({ field_map: { guid: "SKU" }, field_run: { title: "{{Colour}}" } }, tableSource(columns))).rejects.toThrow(/field_run.title: \{\{Colour\}\}/);
   });
 
+  it("checks order fields of an orders mapping at bind time", async () => {
+    await expect(createImportMapper<TestRow>({ field_map: { oid: "SKU", "shipments.tracking": "Qty" } }, tableSource(columns), { type: "orders" })).rejects.toThrow(/shipments has no field "tracking"/);
+    const mapper = await createImportMapper<TestRow>({ field_map: { oid: "SKU", "shipments.shiptracking": "Qty" }, field_run: { "shipments.shipdate": "NOW" } }, tableSource(columns), { type: "orders" });
+    expect(mapper.map(row("1001", "1Z9"), 2)).toMatchObject({ ok: true, identifier: "1001", record: { "shipments.shiptracking": "1Z9", "shipments.shipdate": "NOW" } });
+  });
+
   it("fields named like Object.prototype members are plain fields", async () => {
     const result = await mapOne({ field_map: { guid: "SKU", constructor: "Qty" }, value_map_default: { toString: "x" } }, ["A1", "5"]);
     expect(ok(result)).toEqual({ guid: "A1", constructor: "5", toString: "x" });
