@@ -84,6 +84,8 @@ listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+# Tests of wrong passwords need no brute-force brake.
+auth_failure_delay = 0
 default_internal_user = ${internal}
 default_login_user = ${login}
 first_valid_uid = ${Math.min(mail.uid, 100)}
