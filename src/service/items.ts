@@ -25,6 +25,8 @@ function toText(value: unknown): string {
 }
 
 export function toItem(value: unknown): Item {
+  // Some answers wrap the record: `{result, time, type, item: {...}}`.
+  if (isRecord(value) && isRecord(value.item)) return toItem(value.item);
   const item: Item = {};
   if (isRecord(value)) for (const [key, field] of Object.entries(value)) item[key] = toText(field);
   return item;

@@ -125,9 +125,11 @@ export async function getOrder(caller: ServiceCaller, oid: string | number, sign
   try {
     const res = await caller.send({ method: "GET", path: orderPath(oid), signal });
     const body = asRecord(res.body);
-    if (Array.isArray(body.orders)) return (body.orders.find(isRecord) as Order | undefined) ?? null;
-    if (isRecord(body.order)) return body.order as Order;
-    return body.oid !== undefined ? (body as Order) : null;
+    const candidates: unknown[] = Array.isArray(body.orders) ? body.orders : isRecord(body.order) ? [body.order] : [body];
+    // The path also serves channel and status listings: only the order asked for counts.
+    const wanted = String(oid);
+    const match = candidates.filter(isRecord).find((o) => String(o.oid) === wanted || String(o.order) === wanted);
+    return (match as Order | undefined) ?? null;
   } catch (err) {
     if (err instanceof ConveyorError && err.details.status === 404) return null;
     throw err;
