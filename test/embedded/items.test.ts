@@ -75,6 +75,12 @@ describe("embedded service: v1 items (v1 parts 2, 4.2, 7)", () => {
     expect(body.type).toBe("items");
   });
 
+  it("GET /editor/items/edit with neither guid nor sku behaves like the listing", async () => {
+    const { body } = await h.json("GET", "/v1/editor/items/edit?page=2&sort=price_");
+    expect(body.all).toBeGreaterThanOrEqual(120);
+    expect(ordinals(body)[0]?.[0]).toBe("51");
+  });
+
   it("get by numeric id; a missing or non-numeric id is HTTP 200 with the missing-record envelope", async () => {
     const found = await h.json("GET", "/v1/editor/items/edit?guid=G010");
     const id = String(found.body.id);

@@ -62,11 +62,25 @@ describe("embedded service: log search (v3 parts 2.4, 4.4; v1 part 4.6)", () => 
     expect(errors.results.found).toBe(1);
   });
 
+  it("context, integration (from X-Auth-Integration), instance and id narrow the search", async () => {
+    await h.call("POST", "/v1/editor/items/edit", new URLSearchParams({ identifier: "guid", guid: "L1", price: "3" }), { "X-Auth-Integration": "partner-x" });
+    const byIntegration = await search({ integration: "partner-x,other" });
+    expect(byIntegration.results.found).toBe(1);
+    const log = byIntegration.results.logs[0] as Log;
+    expect(log).toMatchObject({ integration: "partner-x", identifier: "L1", context: "service", instance: 0 });
+    expect((await search({ id: String(log.id) })).results.logs.map((l) => l.id)).toEqual([log.id]);
+    expect((await search({ context: "service", identifier: "L1" })).results.found).toBe(3);
+    expect((await search({ context: "amazon" })).results.found).toBe(0);
+    expect((await search({ instance: "0", identifier: "L1" })).results.found).toBe(3);
+    expect((await search({ instance: "2", identifier: "L1" })).results.found).toBe(0);
+    expect((await search({ instance: "1" })).status).toBe(400);
+  });
+
   it("refining fields apply only together with a search field", async () => {
     const alone = await search({ action: "edit" });
     const withSearch = await search({ action: "edit", identifier: "L1" });
     expect(alone.results.found).toBeGreaterThan(withSearch.results.found);
-    expect(withSearch.results.found).toBe(1);
+    expect(withSearch.results.found).toBe(2);
   });
 
   it("records is 1 to 50, default 20; out of range is refused", async () => {

@@ -152,6 +152,18 @@ describe("embedded service: v3 orders (v3 parts 2.3, 3, 4.3, 7, 8)", () => {
     expect(all.count).toBe("1");
   });
 
+  it("DELETE with a {header, data} body archives every order it names", async () => {
+    const a = Number((await h.json("POST", "/v3/orders", order("BD1"))).body.oid);
+    await h.json("POST", "/v3/orders", order("BD2"));
+    const { status, body } = await h.json("DELETE", "/v3/orders", { header: ["oid", "order"], data: [[String(a), ""], ["", "shopBD2"], ["", "shopNOPE"]] });
+    expect(status).toBe(200);
+    const results = body.results as { successful: { code: number }[]; failed: Record<string, { message: string }> };
+    expect(results.successful.map((s) => s.code)).toEqual([3, 3]);
+    expect(results.failed["2"]?.message).toContain("shopNOPE");
+    expect((await one(a)).archived).toBe("1");
+    expect((await one("shopBD2")).archived).toBe("1");
+  });
+
   it("filters with q, sorts with sort and sortorder, pages with page", async () => {
     const list = await orders(`?q=${encodeURIComponent("billing.city:=Berlin")}&sort=ordernumber&sortorder=asc`);
     expect(Number(list.count)).toBeGreaterThan(3);
