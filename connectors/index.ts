@@ -1,6 +1,9 @@
 import { ConveyorError } from "../src/errors.js";
 import { createFtpConnector } from "./ftp.js";
 import { createSftpConnector } from "./sftp.js";
+import { createHttpConnector } from "./http.js";
+import { emailConnectorFactory } from "./email.js";
+import { createSdsftpConnector, createSds3Connector } from "./storage.js";
 import type { ConnectionConfig, Connector, ConnectorContext, ConnectorFactory } from "./types.js";
 
 /**
@@ -11,6 +14,10 @@ export const CONNECTORS: Partial<Record<ConnectionConfig["type"], ConnectorFacto
   ftp: createFtpConnector,
   ftps: createFtpConnector,
   sftp: createSftpConnector,
+  http: createHttpConnector,
+  email: emailConnectorFactory,
+  sdsftp: createSdsftpConnector,
+  sds3: createSds3Connector,
 };
 
 export function createConnector(connection: ConnectionConfig, context: ConnectorContext): Connector {
