@@ -17,16 +17,30 @@ export function isoDate(d: Date): string {
   return `${date}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 }
 
+/**
+ * OOXML strings carry characters XML would alter (a CR) as `_xHHHH_`, and a literal `_xHHHH_`
+ * as `_x005F_xHHHH_` (Excel writes both); exceljs's streaming reader leaves them encoded.
+ */
+export function decodeXstring(text: string): string {
+  if (!text.includes("_x")) return text;
+  return text.replace(/_x([0-9A-Fa-f]{4})_/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+export function encodeXstring(text: string): string {
+  if (!text.includes("_x") && !text.includes("\r")) return text;
+  return text.replace(/_x([0-9A-Fa-f]{4})_/g, "_x005F_x$1_").replace(/\r/g, "_x000D_");
+}
+
 /** Cell value as text: 15 significant digits is what Excel shows, so 0.1+0.2 reads as 0.3. */
 export function cellText(value: unknown): string {
   if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
+  if (typeof value === "string") return decodeXstring(value);
   if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(15)));
   if (typeof value === "boolean") return value ? "true" : "false";
   if (value instanceof Date) return isoDate(value);
   if (typeof value === "object") {
     const v = value as { richText?: Array<{ text: string }>; result?: unknown; text?: unknown; error?: string };
-    if (Array.isArray(v.richText)) return v.richText.map((r) => r.text).join("");
+    if (Array.isArray(v.richText)) return decodeXstring(v.richText.map((r) => r.text).join(""));
     if ("result" in v) return cellText(v.result);
     if (v.text !== undefined) return cellText(v.text);
     if (v.error !== undefined) return v.error;

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import ExcelJS from "exceljs";
+import { encodeXstring } from "./xlsx-reader.js";
 import type { RecordWriter } from "./types.js";
 
 /** Rows between yields to the event loop, so the zip stream can flush to disk as rows come in. */
@@ -9,12 +10,12 @@ const YIELD_EVERY = 500;
 export async function openXlsxWriter(localPath: string, columns: string[]): Promise<RecordWriter> {
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: localPath, useSharedStrings: false, useStyles: false });
   const sheet = workbook.addWorksheet("Sheet1");
-  sheet.addRow(columns).commit();
+  sheet.addRow(columns.map(encodeXstring)).commit();
   let rows = 0;
   return {
     write: async (record) => {
       // Values are strings, written as text cells: identifiers keep their leading zeros in Excel too.
-      sheet.addRow(columns.map((c) => record[c] ?? "")).commit();
+      sheet.addRow(columns.map((c) => encodeXstring(record[c] ?? ""))).commit();
       rows++;
       if (rows % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     },
