@@ -1,4 +1,5 @@
 import { ConveyorError } from "../src/errors.js";
+import type { TransportOptions } from "./options.js";
 import type { ConnectionConfig, Connector, ConnectorContext, ConnectorFactory } from "./types.js";
 import { LocalStorageConnector } from "./storage-local.js";
 import { S3StorageConnector } from "./storage-s3.js";
@@ -16,18 +17,19 @@ export function storageKind(storage: string): "local" | "s3" | "sftp" {
   return "local";
 }
 
-export function createStorageConnector(connection: ConnectionConfig, context: ConnectorContext): Connector {
+/** `options` reach the SFTP transport only (tests shorten its timeouts). */
+export function createStorageConnector(connection: ConnectionConfig, context: ConnectorContext, options?: TransportOptions): Connector {
   const type = connection.type;
   if (type !== "sdsftp" && type !== "sds3") throw new ConveyorError("internal", `storage connector asked for type ${type}`);
   switch (storageKind(context.settings.storage)) {
     case "s3":
       return new S3StorageConnector(type, connection, context);
     case "sftp":
-      return createSftpStorage(type, connection, context);
+      return createSftpStorage(type, connection, context, options);
     default:
       return new LocalStorageConnector(type, connection, context);
   }
 }
 
-export const createSdsftpConnector: ConnectorFactory = createStorageConnector;
-export const createSds3Connector: ConnectorFactory = createStorageConnector;
+export const createSdsftpConnector: ConnectorFactory = (connection, context) => createStorageConnector(connection, context);
+export const createSds3Connector: ConnectorFactory = createSdsftpConnector;
