@@ -73,10 +73,10 @@ export class TestFtpServer {
   async start(): Promise<this> {
     const mode = this.options.tls ?? "none";
     const cert = mode === "none" ? undefined : selfSignedCertificate();
-    const self = this;
+    const takeFault = (direction: Fault["direction"]): Fault | undefined => this.takeFault(direction);
     class FaultyFileSystem extends FileSystem {
       override read(fileName: string, opts?: { start?: number }): Promise<{ stream: Readable; clientPath: string }> {
-        const fault = self.takeFault("download");
+        const fault = takeFault("download");
         return super.read(fileName, opts ?? {}).then((res: { stream: Readable; clientPath: string }) => {
           if (!fault) return res;
           const wrapped = res.stream.pipe(faultStream(fault, this.connection));
@@ -84,7 +84,7 @@ export class TestFtpServer {
         });
       }
       override write(fileName: string, opts?: { append?: boolean; start?: number }): { stream: Writable; clientPath: string } {
-        const fault = self.takeFault("upload");
+        const fault = takeFault("upload");
         const res = super.write(fileName, opts ?? {}) as { stream: Writable; clientPath: string };
         if (!fault) return res;
         const front = faultStream(fault, this.connection);
