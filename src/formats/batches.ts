@@ -28,21 +28,43 @@ export class RowBatches {
     return this.buffered.shift();
   }
 
-  async *rows(signal?: AbortSignal): AsyncGenerator<SourceRow> {
+  /**
+   * A hand-written iterator rather than an async generator: a row already in a batch is handed
+   * over with one resolved promise, which keeps the per-row cost of a million-row file small.
+   */
+  rows(signal?: AbortSignal): AsyncIterable<SourceRow> {
     if (this.started) throw new ConveyorError("internal", "The rows of a file can be read only once");
     this.started = true;
-    while (this.buffered.length) {
-      checkAbort(signal);
-      const row = this.buffered.shift();
-      if (row) yield row;
-    }
-    while (!this.ended) {
-      checkAbort(signal);
-      const next = await this.source.next();
-      if (next.done) break;
-      for (const row of next.value) yield row;
-    }
-    this.ended = true;
+    let batch: SourceRow[] = this.buffered.splice(0);
+    let index = 0;
+    const done: IteratorResult<SourceRow> = { done: true, value: undefined };
+    const pull = async (): Promise<IteratorResult<SourceRow>> => {
+      while (!this.ended) {
+        checkAbort(signal);
+        const next = await this.source.next();
+        if (next.done) break;
+        if (!next.value.length) continue;
+        batch = next.value;
+        index = 1;
+        return { done: false, value: batch[0] as SourceRow };
+      }
+      this.ended = true;
+      return done;
+    };
+    const iterator: AsyncIterator<SourceRow> = {
+      next: () => {
+        if (index < batch.length) {
+          if (index === 0 && signal?.aborted) return Promise.reject(canceled());
+          return Promise.resolve({ done: false, value: batch[index++] as SourceRow });
+        }
+        return pull();
+      },
+      return: async () => {
+        await this.close();
+        return done;
+      },
+    };
+    return { [Symbol.asyncIterator]: () => iterator };
   }
 
   async close(): Promise<void> {
@@ -51,6 +73,10 @@ export class RowBatches {
   }
 }
 
+function canceled(): ConveyorError {
+  return new ConveyorError("canceled", "Reading the file was canceled");
+}
+
 export function checkAbort(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new ConveyorError("canceled", "Reading the file was canceled");
+  if (signal?.aborted) throw canceled();
 }
