@@ -199,7 +199,7 @@ export async function waitBulk(caller: ServiceCaller, bulkFile: string, options:
 /** The per-row results of a bulk job, streamed from its presigned CSV. */
 export async function* bulkResultRows(caller: ServiceCaller, url: string, signal?: AbortSignal): AsyncGenerator<BulkResultRow> {
   let index: Record<"row" | "action" | "guid" | "result" | "message", number> | undefined;
-  for await (const cells of csvRows(await caller.open(url, signal))) {
+  for await (const cells of csvRows(await caller.open(url, signal), "the result file of a bulk job")) {
     if (!index) {
       const names = cells.map((name) => name.trim().toLowerCase());
       const at = (name: string, fallback: number): number => (names.includes(name) ? names.indexOf(name) : fallback);

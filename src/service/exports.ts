@@ -76,7 +76,7 @@ export async function waitExport(caller: ServiceCaller, bulkFile: string, option
 
 /** The records of an export CSV, keyed by its header; every value stays text. */
 export async function* exportRows(caller: ServiceCaller, url: string, signal?: AbortSignal): AsyncGenerator<Record<string, string>> {
-  yield* csvRecords(await caller.open(url, signal));
+  yield* csvRecords(await caller.open(url, signal), "an export file");
 }
 
 /** Request, wait and stream in one: the scope read of a run. */

@@ -170,6 +170,22 @@ describe("bulk results", () => {
     expect(client.counter.read).toBe(polls + 1);
   });
 
+  it("a result file cut off mid-body is a retryable error naming what was read", async () => {
+    server = await startFaultServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/csv", "content-length": "400" });
+      res.write("row,action,guid,result,message\n1,add,A,success,\n");
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const client = new ServiceClient({ baseUrl: server.url, apiUser: "demo", apiToken: "bulk-t0ken-xyz", limiter: new TokenBucketLimiter() });
+    const seen: string[] = [];
+    const err = await (async () => {
+      for await (const row of client.bulkResultRows(`${server?.url ?? ""}/files/r.csv`)) seen.push(row.guid);
+    })().catch((e: unknown) => e);
+    expect(seen).toEqual(["A"]);
+    expect(err).toMatchObject({ code: "service_unavailable", retryable: true });
+    expect((err as Error).message).toContain("reading the result file of a bulk job failed");
+  });
+
   it("a job that failed without a result file is a bulk_failed error", async () => {
     server = await startFaultServer((_req, res) => json(res, 200, { status: "failed", rows: 0, message: "file is not CSV" }));
     const client = new ServiceClient({ baseUrl: server.url, apiUser: "demo", apiToken: "bulk-t0ken-xyz", limiter: new TokenBucketLimiter() });
