@@ -25,6 +25,12 @@ async function rejection(promise: Promise<unknown>): Promise<ConveyorError> {
 /**
  * The shared conformance suite: every connector runs it against its own real
  * server on loopback. `setup` starts the server; the suite owns everything else.
+ *
+ * To plug a connector in (see ftp-target.ts, sftp-target.ts):
+ *   connectorConformance("http", async () => ({ connection, create: createHttpConnector,
+ *     files: folderFiles(dirTheServerServes), loginAttempts, faults, refusals, close }));
+ * `create` takes TransportOptions as a third argument (idle/connect timeout, retry
+ * delay); `faults` and `refusals` are optional and their tests skip without them.
  */
 export function connectorConformance(name: string, setup: () => Promise<ConformanceTarget>): void {
   describe(`${name} conformance`, () => {

@@ -1,6 +1,7 @@
 import ssh2 from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConnector } from "../../connectors/index.js";
+import { createSftpConnector } from "../../connectors/sftp.js";
 import { ConveyorError } from "../../src/errors.js";
 import { capturingContext } from "./conformance-kit.js";
 import { connectorConformance } from "./conformance.js";
@@ -61,5 +62,26 @@ describe("sftp host keys and private keys", () => {
     expect((err as ConveyorError).code).toBe("auth");
     expect((err as ConveyorError).message).not.toContain("wrong passphrase");
     expect(target.proxy.connections - before).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("sftp connecting", () => {
+  it("times out a server that accepts TCP but never speaks SSH, after three attempts", async () => {
+    const target = await sftpTarget();
+    try {
+      target.proxy.stall();
+      const before = target.proxy.connections;
+      const started = Date.now();
+      const connector = createSftpConnector(target.connection, capturingContext().context, { connectTimeoutMs: 500, retryBaseDelayMs: 10 });
+      const err = await connector.list().catch((e: unknown) => e);
+      await connector.close();
+      expect((err as ConveyorError).code).toBe("timeout");
+      expect((err as ConveyorError).retryable).toBe(true);
+      expect(target.proxy.connections - before).toBe(3);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      target.proxy.heal();
+      await target.close();
+    }
   });
 });
