@@ -1,4 +1,5 @@
 import Papa from "papaparse";
+import { ConveyorError } from "../errors.js";
 import type { SourceRow } from "./types.js";
 
 export interface CsvParseOptions {
@@ -8,6 +9,12 @@ export interface CsvParseOptions {
 }
 
 type Newline = "\n" | "\r\n" | "\r";
+
+/**
+ * No real record is this long; an enclosure that is never closed would otherwise pull the rest of
+ * the file into one field, re-parsed chunk after chunk.
+ */
+const MAX_RECORD_CHARS = 16 * 1024 * 1024;
 
 /** The file's line break, from the first one seen: papaparse's own guessing is bypassed with its Parser. */
 function guessNewline(text: string): Newline {
@@ -47,6 +54,13 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
     const result = parser.parse(input, 0, !final) as Papa.ParseResult<string[]>;
     const cursor = final ? input.length : result.meta.cursor;
     carry = final ? "" : input.slice(cursor);
+    if (carry.length > MAX_RECORD_CHARS) {
+      throw new ConveyorError(
+        "file_format",
+        `The record starting on line ${line + countChar(input, breakChar, cursor)} is longer than 16 MB: an enclosure (${options.enclosure}) is probably never closed`,
+        { hint: "Check the file around that line, or set enclosure to the quote character the file uses." },
+      );
+    }
     const data = result.data;
     const errors = new Map<number, string>();
     for (const e of result.errors) if (typeof e.row === "number") errors.set(e.row, `${e.message} (${e.code})`);

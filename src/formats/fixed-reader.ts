@@ -2,6 +2,8 @@ import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
 import type { Accessor, FieldRef, RecordReader, SourceRow } from "./types.js";
 
+const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
 /** Splits text into lines (\n, \r\n or \r), numbering them; blank lines are counted but not yielded. */
 export async function* splitLines(text: AsyncIterable<string>, skipLines: number): AsyncGenerator<SourceRow[]> {
   let carry = "";
@@ -26,6 +28,9 @@ export async function* splitLines(text: AsyncIterable<string>, skipLines: number
       start = i + 1;
     }
     carry = input.slice(start);
+    if (carry.length > MAX_LINE_CHARS) {
+      throw new ConveyorError("file_format", `Line ${line + 1} is longer than 16 MB: the file has no line breaks a fixed-width file needs`);
+    }
     if (out.length) yield out;
   }
   line++;

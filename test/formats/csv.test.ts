@@ -135,3 +135,20 @@ describe("CSV reader", () => {
     await reader.close();
   });
 });
+
+describe("CSV reader limits", () => {
+  it("fails on an enclosure that never closes instead of reading the rest of the file into one field", async () => {
+    const dir2 = await tempDir();
+    try {
+      const lines = ["id,text", '1,"never closed'];
+      for (let i = 0; i < 400_000; i++) lines.push(`${i},some text that follows the broken quote`);
+      const path = await dir2.write("runaway.csv", lines.join("\n"));
+      await expect(openReader(path, {}).then(allRows)).rejects.toMatchObject({
+        code: "file_format",
+        message: expect.stringContaining("starting on line 2"),
+      });
+    } finally {
+      await dir2.remove();
+    }
+  });
+});
