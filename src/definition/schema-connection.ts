@@ -109,7 +109,8 @@ export function connectionRules(conn: Record<string, unknown>, action: unknown, 
     if (isEmpty(conn[key])) add(["connection", key], `required for ${why}`);
   };
   if (FILE_TYPES.includes(t)) {
-    for (const key of ["address", "username", "password", "path"]) need(key, `an ${t} connection`);
+    for (const key of ["address", "username", "path"]) need(key, `an ${t} connection`);
+    need("password", conn.is_key_file === true ? "is_key_file: it holds the private key (PEM or OpenSSH)" : `an ${t} connection`);
   }
   if (t === "sdsftp" || t === "sds3") need("path", `a ${t} connection (relative to the account's storage root)`);
   if (t === "http") {
@@ -127,8 +128,6 @@ export function connectionRules(conn: Record<string, unknown>, action: unknown, 
   if (Array.isArray(conn.address) && !(t === "email" && action === "export")) {
     add(["connection", "address"], "a list of addresses is only for e-mail export recipients", "one host name or URL");
   }
-  if (t === "ftp" && conn.implicit_tls !== undefined) add(["connection", "implicit_tls"], "implicit TLS needs type ftps");
-  if (conn.is_key_file === true && isEmpty(conn.password)) add(["connection", "password"], "is_key_file is set: password must hold the private key (PEM or OpenSSH)");
   const hostKey = conn.host_key;
   if (typeof hostKey === "string" && !hasPlaceholder(hostKey) && !/^SHA256:[A-Za-z0-9+/]{43}=?$/.test(hostKey)) {
     add(["connection", "host_key"], "not a SHA256 host key fingerprint", 'the fingerprint as OpenSSH prints it, "SHA256:" followed by 43 base64 characters');

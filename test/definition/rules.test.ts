@@ -53,6 +53,8 @@ const cases: Case[] = [
   ["unknown connection type", () => ({ ...productImport(), connection: { type: "scp", path: "/" } }), "connection.type", /not allowed/],
   ["sftp without password", () => { const d = productImport(); delete conn(d).password; return d; }, "connection.password", /required/],
   ["port out of range", () => { const d = productImport(); conn(d).port = 70000; return d; }, "connection.port", /1 to 65535/],
+  ["implicit_tls on ftp", () => ({ ...productImport(), connection: { type: "ftp", address: "h", username: "u", password: "p", path: "/", implicit_tls: true } }), "connection.implicit_tls", /does not apply/],
+  ["key file without key", () => { const d = productImport(); conn(d).is_key_file = 1; delete conn(d).password; return d; }, "connection.password", /private key/],
   ["ssl_ftp on sftp", () => { const d = productImport(); conn(d).ssl_ftp = 1; return d; }, "connection.ssl_ftp", /does not apply/],
   ["http import without payload", () => { const d = httpImport(); delete conn(d).payload; return d; }, "connection.payload", /required/],
   ["http address not a URL", () => { const d = httpImport(); conn(d).address = "api.example.test"; return d; }, "connection.address", /not a URL/],
