@@ -34,24 +34,28 @@ export class ServiceClient implements ServiceCaller {
   readonly counter: RequestCounter;
   private readonly transport: HttpTransport;
 
-  constructor(options: ServiceClientOptions, transport?: HttpTransport) {
-    this.transport =
-      transport ??
-      new HttpTransport({
-        baseUrl: options.baseUrl,
-        apiUser: options.apiUser,
-        apiToken: options.apiToken,
-        integration: options.integration,
-        limiter: options.limiter ?? sharedLimiter(),
-        logger: options.logger,
-        retry: options.retry,
-      });
+  /** A client from settings, or (for `withCounter`) a view on another client's transport. */
+  constructor(options: ServiceClientOptions | { transport: HttpTransport; counter: RequestCounter }) {
+    if ("transport" in options) {
+      this.transport = options.transport;
+      this.counter = options.counter;
+      return;
+    }
+    this.transport = new HttpTransport({
+      baseUrl: options.baseUrl,
+      apiUser: options.apiUser,
+      apiToken: options.apiToken,
+      integration: options.integration,
+      limiter: options.limiter ?? sharedLimiter(),
+      logger: options.logger,
+      retry: options.retry,
+    });
     this.counter = options.counter ?? newCounter();
   }
 
   /** A view for one run: same connection pool and budget, its own request counter. */
   withCounter(counter: RequestCounter): ServiceClient {
-    return new ServiceClient({ baseUrl: "", apiUser: "", apiToken: "", counter }, this.transport);
+    return new ServiceClient({ transport: this.transport, counter });
   }
 
   get account(): string {

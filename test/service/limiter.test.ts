@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { TokenBucketLimiter } from "../../src/service/limiter.js";
+import { ServiceClient } from "../../src/service/client.js";
+import { sharedLimiter, TokenBucketLimiter } from "../../src/service/limiter.js";
 
 const A = "http://svc#demo";
 
@@ -168,5 +169,26 @@ describe("TokenBucketLimiter", () => {
     }
     // After the first burst, the pace is the refill rate: 2 s apart.
     expect((granted[40] ?? 0) - (granted[39] ?? 0)).toBe(2_000);
+  });
+
+  it("every client of an account draws from the one process-wide budget", async () => {
+    const options = { baseUrl: "http://127.0.0.1:9/", apiUser: "acct", apiToken: "shared-t0ken-1" };
+    const runA = new ServiceClient(options).withCounter({ read: 0, write: 0 });
+    const runB = new ServiceClient({ ...options, baseUrl: "http://127.0.0.1:9" });
+    expect(runA.limiter).toBe(runB.limiter);
+    expect(runA.account).toBe(runB.account);
+    expect(sharedLimiter({ write: 2 })).toBe(runA.limiter);
+    const limiter = sharedLimiter();
+    await limiter.acquire(runA.account, "write");
+    limiter.release(runA.account, "write");
+    await limiter.acquire(runB.account, "write");
+    limiter.release(runB.account, "write");
+    // Two runs spent the budget of 2: a third waits for a refill (30 s at 2 a minute).
+    let third = false;
+    void limiter.acquire(runA.account, "write").then(() => (third = true));
+    await vi.advanceTimersByTimeAsync(29_000);
+    expect(third).toBe(false);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(third).toBe(true);
   });
 });
