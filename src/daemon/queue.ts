@@ -1,0 +1,259 @@
+import { ConveyorError } from "../errors.js";
+import { silentLogger, type Logger } from "../log.js";
+import { newRunId } from "../pipeline/recorder.js";
+import type { RunMode } from "../state/index.js";
+import { Listeners } from "./listeners.js";
+import { systemClock, type Clock, type QueuedRun, type RunExecutor, type RunRequest, type TimerHandle } from "./types.js";
+
+/** Why a run was aborted: asked for, over `max_run_time`, or the daemon shutting down. */
+export type CancelReason = "canceled" | "max_run_time" | "shutdown";
+export type SkipReason = "running" | "waiting";
+
+export interface EnqueueResult {
+  id: string;
+  /** True while the run waits for its automation or for a free slot; false when it started at once. */
+  queued: boolean;
+  /** The request was folded into the run already waiting for this automation and mode. */
+  existing?: boolean;
+}
+
+export interface RunInfo {
+  id: string;
+  automation: string;
+  mode: RunMode;
+  state: "waiting" | "running";
+  enqueued: string;
+  started: string | null;
+}
+
+export interface FinishedEvent {
+  run: QueuedRun;
+  outcome: string;
+  /** False for a waiting run that was canceled before it started. */
+  started: boolean;
+  /** When the run started (ISO), null when it never did. */
+  startedAt: string | null;
+  reason: CancelReason | null;
+  error: unknown;
+  durationMs: number;
+}
+
+export interface QueueEvents {
+  queued: QueuedRun;
+  started: QueuedRun;
+  finished: FinishedEvent;
+  skipped: { run: RunRequest; reason: SkipReason };
+}
+
+export interface QueueOptions {
+  executor: RunExecutor;
+  concurrency: number;
+  maxRunTimeMs: number;
+  clock?: Clock;
+  newId?: (now: Date) => string;
+  logger?: Logger;
+}
+
+export interface DrainResult {
+  /** Runs that ended on their own within the grace period. */
+  finished: number;
+  /** Runs aborted when the grace period ran out. */
+  canceled: number;
+  /** Runs that still had not returned after being aborted and `settleMs` more. */
+  stuck: string[];
+}
+
+interface Entry {
+  run: QueuedRun;
+  enqueued: number;
+  started: number | null;
+  controller: AbortController | null;
+  timer: TimerHandle | null;
+  reason: CancelReason | null;
+}
+
+/**
+ * Decides when a requested run starts: one run per automation at a time, one
+ * waiting run per automation and mode, at most `concurrency` side by side, and
+ * each run aborted after `max_run_time`.
+ */
+export class RunQueue {
+  private readonly waiting: Entry[] = [];
+  private readonly running = new Map<string, Entry>();
+  private readonly events: Listeners<QueueEvents>;
+  private readonly clock: Clock;
+  private readonly newId: (now: Date) => string;
+  private draining = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly options: QueueOptions) {
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+      throw new ConveyorError("settings_invalid", `concurrency: ${options.concurrency} is not allowed; use a whole number of at least 1`);
+    }
+    this.clock = options.clock ?? systemClock;
+    this.newId = options.newId ?? newRunId;
+    const logger = options.logger ?? silentLogger;
+    this.events = new Listeners<QueueEvents>((err, name) => logger.error({ err, event: name }, "a run queue listener failed"));
+  }
+
+  on<K extends keyof QueueEvents>(name: K, fn: (event: QueueEvents[K]) => void): () => void {
+    return this.events.on(name, fn);
+  }
+
+  /** Queue a manual, API or event run; a second request while one waits gets the waiting run's id. */
+  enqueue(request: RunRequest): EnqueueResult {
+    if (this.draining) {
+      throw new ConveyorError("canceled", `the daemon is shutting down; the run of ${request.automation} was not queued`, {
+        retryable: true,
+        hint: "send the request again once the daemon has restarted",
+      });
+    }
+    const waiting = this.waiting.find((e) => e.run.automation === request.automation && e.run.mode === request.mode);
+    if (waiting) return { id: waiting.run.id, queued: true, existing: true };
+    const now = this.clock.now();
+    const entry: Entry = { run: { ...request, id: this.newId(new Date(now)) }, enqueued: now, started: null, controller: null, timer: null, reason: null };
+    this.waiting.push(entry);
+    this.events.emit("queued", entry.run);
+    this.pump();
+    return { id: entry.run.id, queued: entry.started === null };
+  }
+
+  /** A schedule tick: skipped (not queued) when the automation is running or a run of the same mode waits. */
+  offerTick(request: RunRequest): EnqueueResult | { skipped: SkipReason } {
+    let reason: SkipReason | null = null;
+    if (this.isRunning(request.automation)) reason = "running";
+    else if (this.waiting.some((e) => e.run.automation === request.automation && e.run.mode === request.mode)) reason = "waiting";
+    if (reason) {
+      this.events.emit("skipped", { run: request, reason });
+      return { skipped: reason };
+    }
+    return this.enqueue(request);
+  }
+
+  isRunning(automation: string): boolean {
+    for (const e of this.running.values()) if (e.run.automation === automation) return true;
+    return false;
+  }
+
+  /** Cancel a waiting run (it never starts) or abort a running one. False when the id is unknown. */
+  cancel(id: string, reason: CancelReason = "canceled"): boolean {
+    const index = this.waiting.findIndex((e) => e.run.id === id);
+    if (index >= 0) {
+      const [entry] = this.waiting.splice(index, 1);
+      if (entry) this.dropWaiting(entry, reason);
+      return true;
+    }
+    const entry = this.running.get(id);
+    if (!entry) return false;
+    this.abort(entry, reason);
+    return true;
+  }
+
+  /** Abort everything at once: the second shutdown signal. */
+  cancelAll(reason: CancelReason = "shutdown"): void {
+    for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, reason);
+    for (const entry of this.running.values()) this.abort(entry, reason);
+  }
+
+  /**
+   * Stop starting runs, let running ones finish for `graceMs`, then abort them and
+   * wait up to `settleMs` for them to return. Waiting runs are canceled at once.
+   */
+  async drain(graceMs: number, settleMs = 30_000): Promise<DrainResult> {
+    this.draining = true;
+    for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, "shutdown");
+    const before = this.running.size;
+    const graceful = await this.idle(graceMs);
+    const left = this.running.size;
+    if (graceful) return { finished: before, canceled: 0, stuck: [] };
+    for (const entry of this.running.values()) this.abort(entry, "shutdown");
+    await this.idle(settleMs);
+    return { finished: before - left, canceled: left, stuck: [...this.running.keys()] };
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  depth(): { waiting: number; running: number } {
+    return { waiting: this.waiting.length, running: this.running.size };
+  }
+
+  list(): RunInfo[] {
+    const info = (e: Entry, state: RunInfo["state"]): RunInfo => ({
+      id: e.run.id,
+      automation: e.run.automation,
+      mode: e.run.mode,
+      state,
+      enqueued: new Date(e.enqueued).toISOString(),
+      started: e.started === null ? null : new Date(e.started).toISOString(),
+    });
+    return [...[...this.running.values()].map((e) => info(e, "running")), ...this.waiting.map((e) => info(e, "waiting"))];
+  }
+
+  /** True once nothing runs; false when `ms` passed first. */
+  private idle(ms: number): Promise<boolean> {
+    if (this.running.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.clock.clearTimer(timer);
+        resolve(true);
+      };
+      const timer = this.clock.setTimer(() => {
+        this.idleWaiters = this.idleWaiters.filter((w) => w !== done);
+        resolve(false);
+      }, ms);
+      this.idleWaiters.push(done);
+    });
+  }
+
+  private pump(): void {
+    while (!this.draining && this.running.size < this.options.concurrency) {
+      const index = this.waiting.findIndex((e) => !this.isRunning(e.run.automation));
+      if (index < 0) return;
+      const [entry] = this.waiting.splice(index, 1);
+      if (entry) this.start(entry);
+    }
+  }
+
+  private start(entry: Entry): void {
+    const controller = new AbortController();
+    entry.controller = controller;
+    entry.started = this.clock.now();
+    entry.timer = this.clock.setTimer(() => this.abort(entry, "max_run_time"), this.options.maxRunTimeMs);
+    this.running.set(entry.run.id, entry);
+    this.events.emit("started", entry.run);
+    Promise.resolve()
+      .then(() => this.options.executor.execute(entry.run, controller.signal))
+      .then(
+        (result) => this.finish(entry, result.outcome, null),
+        (err: unknown) => this.finish(entry, controller.signal.aborted ? "canceled" : "failed", err),
+      );
+  }
+
+  private abort(entry: Entry, reason: CancelReason): void {
+    if (!entry.controller || entry.controller.signal.aborted) return;
+    entry.reason = reason;
+    const message =
+      reason === "max_run_time"
+        ? `the run passed max_run_time (${this.options.maxRunTimeMs} ms) and was canceled`
+        : reason === "shutdown"
+          ? "the daemon is shutting down; the run was canceled"
+          : "the run was canceled on request";
+    entry.controller.abort(new ConveyorError("canceled", message, { details: { reason } }));
+  }
+
+  private finish(entry: Entry, outcome: string, error: unknown): void {
+    if (entry.timer) this.clock.clearTimer(entry.timer);
+    this.running.delete(entry.run.id);
+    const durationMs = this.clock.now() - (entry.started ?? entry.enqueued);
+    const startedAt = new Date(entry.started ?? entry.enqueued).toISOString();
+    this.events.emit("finished", { run: entry.run, outcome, started: true, startedAt, reason: entry.reason, error, durationMs });
+    if (this.running.size === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
+    this.pump();
+  }
+
+  private dropWaiting(entry: Entry, reason: CancelReason): void {
+    this.events.emit("finished", { run: entry.run, outcome: "canceled", started: false, startedAt: null, reason, error: null, durationMs: 0 });
+  }
+}

@@ -1,0 +1,65 @@
+import type { RunMode, RunTrigger } from "../state/index.js";
+
+/** What the scheduler needs to know about an automation; the daemon maps definitions to this. */
+export interface SchedulableAutomation {
+  key: string;
+  account: string;
+  /** 5-field cron: minute hour day-of-month month day-of-week. */
+  schedule: string;
+  /** IANA zone the cron fields are read in. */
+  timezone: string;
+  active: boolean;
+  draft: boolean;
+  /** Changes whenever the definition changes, so an edit is rescheduled at once. */
+  version: string;
+  /** Notification wanted for scheduled runs (the definition's default). */
+  notify?: boolean;
+  email?: string | null;
+}
+
+export interface RunRequest {
+  automation: string;
+  account: string;
+  mode: RunMode;
+  trigger: RunTrigger;
+  diff: boolean;
+  force: boolean;
+  notify: boolean;
+  email: string | null;
+  /** The cron fire time (ISO) a scheduled run stands for. */
+  fireTime?: string;
+}
+
+export type QueuedRun = RunRequest & { id: string };
+
+/** The run pipeline. It must honour the signal: stop soon after it aborts and report `canceled`. */
+export interface RunExecutor {
+  execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string }>;
+}
+
+/** Scheduler bookkeeping that must survive a restart so a missed fire time is caught up once. */
+export interface SchedulerState {
+  /** The latest fire time the scheduler has dealt with (ran or skipped), or the time it first saw the automation. */
+  lastFireTime(key: string): Promise<string | null>;
+  setLastFireTime(key: string, iso: string): Promise<void>;
+  /** Start of the last prod full run (`diff=false`) that ended without failing. */
+  lastFullRun(key: string): Promise<string | null>;
+  setLastFullRun(key: string, iso: string): Promise<void>;
+  recordSkip(key: string, fireTime: string, reason: string): Promise<void>;
+}
+
+export type TimerHandle = ReturnType<typeof setTimeout>;
+
+/** Time source of the scheduler and the queue, injected so tests run on a fake clock. */
+export interface Clock {
+  now(): number;
+  setTimer(fn: () => void, ms: number): TimerHandle;
+  clearTimer(handle: TimerHandle): void;
+}
+
+/** Resolves the globals at call time, so vitest's fake timers drive it too. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (handle) => clearTimeout(handle),
+};
