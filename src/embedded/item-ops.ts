@@ -60,7 +60,7 @@ function decide(items: ItemStore, change: ItemChange, now: number): ItemOutcome 
     const guid = record.guid || value;
     const sku = record.sku || guid;
     if (!record.title) return { ok: false, guid, message: `cannot ${action} ${label}: the title field is required to create an item` };
-    if (items.find("guid", guid)) return { ok: false, guid, message: `cannot ${action}: guid ${JSON.stringify(guid)} already exists` };
+    if (identifier !== "guid" && items.find("guid", guid)) return { ok: false, guid, message: `cannot ${action}: guid ${JSON.stringify(guid)} already exists` };
     const item = items.insert({ ...record, guid, sku, id: "", listed: action === "start" ? "1" : "0", date: stamp, dateupdated: stamp });
     return { ok: true, item, message: action === "start" ? "item created and listed" : "item created" };
   }

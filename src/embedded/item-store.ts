@@ -31,31 +31,43 @@ function toItem(row: Row): Item {
  * batches so a million items never sit in memory at once.
  */
 export class ItemStore {
-  constructor(private readonly db: Db) {}
+  // Prepared once: a bulk job or a load calls these for every row.
+  private readonly byId;
+  private readonly byGuid;
+  private readonly bySku;
+  private readonly insertRow;
+  private readonly updateRow;
+  private readonly deleteRow;
+
+  constructor(private readonly db: Db) {
+    this.byId = db.prepare("SELECT * FROM items WHERE id = ?");
+    this.byGuid = db.prepare("SELECT * FROM items WHERE guid = ?");
+    this.bySku = db.prepare("SELECT * FROM items WHERE sku = ? ORDER BY id LIMIT 1");
+    this.insertRow = db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)");
+    this.updateRow = db.prepare("UPDATE items SET guid = ?, sku = ?, fields = ? WHERE id = ?");
+    this.deleteRow = db.prepare("DELETE FROM items WHERE id = ?");
+  }
 
   find(field: IdentifierField, value: string): Item | undefined {
-    if (field === "id") {
-      if (!/^\d+$/.test(value)) return undefined;
-      const row = this.db.prepare("SELECT * FROM items WHERE id = ?").get(Number(value)) as Row | undefined;
-      return row && toItem(row);
-    }
-    const row = this.db.prepare(`SELECT * FROM items WHERE ${field} = ? ORDER BY id LIMIT 1`).get(value) as Row | undefined;
+    let row: Row | undefined;
+    if (field === "id") row = /^\d+$/.test(value) ? (this.byId.get(Number(value)) as Row | undefined) : undefined;
+    else row = (field === "guid" ? this.byGuid : this.bySku).get(value) as Row | undefined;
     return row && toItem(row);
   }
 
   insert(fields: Item): Item {
     const { id: _id, guid = "", sku = "", ...rest } = fields;
-    const info = this.db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)").run(guid, sku, JSON.stringify(rest));
+    const info = this.insertRow.run(guid, sku, JSON.stringify(rest));
     return { ...rest, id: String(info.lastInsertRowid), guid, sku };
   }
 
   update(item: Item): void {
     const { id, guid = "", sku = "", ...rest } = item;
-    this.db.prepare("UPDATE items SET guid = ?, sku = ?, fields = ? WHERE id = ?").run(guid, sku, JSON.stringify(rest), Number(id));
+    this.updateRow.run(guid, sku, JSON.stringify(rest), Number(id));
   }
 
   remove(id: string): void {
-    this.db.prepare("DELETE FROM items WHERE id = ?").run(Number(id));
+    this.deleteRow.run(Number(id));
   }
 
   count(): number {
