@@ -1,4 +1,4 @@
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import type { ServiceContext } from "./context.js";
 import { csvLine, csvRows, openCsv, type UploadEncoding } from "./csv.js";
@@ -148,11 +148,4 @@ export class BulkQueue {
     counts.succeeded += 1;
     return csvLine([number, action, outcome.item.guid, "success", outcome.message]);
   }
-}
-
-/** Wait for a write stream to flush; used by callers that write result files outside the queue. */
-export async function endStream(out: WriteStream): Promise<void> {
-  const closed = once(out, "close");
-  out.end();
-  await closed;
 }
