@@ -15,7 +15,7 @@ import { openXmlReader } from "./xml-reader.js";
 import { openZip, selectEntries } from "./zip.js";
 import type { ReadOptions, RecordReader } from "./types.js";
 
-const CHUNK = 1 << 20;
+const CHUNK = 256 * 1024;
 
 async function firstBytes(localPath: string): Promise<Buffer> {
   const handle = await open(localPath, "r").catch((err: unknown) => {
