@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
-import { addSettingsFlags } from "./commands/context.js";
+import { addSettingsFlags, usageExit } from "./commands/context.js";
 import { commands } from "./commands/index.js";
 
 const program = new Command("conveyor")
@@ -11,7 +11,9 @@ const program = new Command("conveyor")
   )
   .version("0.1.0")
   .showHelpAfterError("(run with --help for usage)")
-  .configureHelp({ sortOptions: false });
+  .configureHelp({ sortOptions: false })
+  // Set before the commands are added: each inherits it.
+  .exitOverride(usageExit);
 
 addSettingsFlags(program);
 for (const register of commands) register(program);

@@ -1,4 +1,4 @@
-import type { Command, CommanderError } from "commander";
+import type { Command } from "commander";
 import { describeProblem, loadAutomationFile, type Problem } from "../definition/index.js";
 import { isConveyorError } from "../errors.js";
 import { EXIT, runCommand } from "./context.js";
@@ -46,20 +46,11 @@ export function formatChecks(checks: readonly FileCheck[]): string {
   return `${lines.join("\n")}\n`;
 }
 
-/**
- * Commander exits 1 on an unknown flag or a missing argument; runs.md gives
- * usage errors exit code 2, which scripts tell apart from a failed run.
- */
-export function usageExit(err: CommanderError): never {
-  process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage);
-}
-
 export function register(program: Command): void {
   program
     .command("check")
     .description("validate automation definitions: every problem of every file, with its field path and what is allowed")
     .argument("<files...>", "definition files (JSON)")
-    .exitOverride(usageExit)
     .option("--json", "print {files: [{file, ok, problems: [{path, message, allowed}]}]}")
     .addHelpText("after", "\nExit code: 0 when every file is valid, 2 when any is not.\nExample: conveyor check samples/*.json")
     .action(async (files: string[], opts: { json?: boolean }) => {

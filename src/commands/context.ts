@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command, CommanderError } from "commander";
 import { loadSettings, SETTINGS, type Settings } from "../config.js";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import { maskSecrets } from "../secrets.js";
@@ -45,3 +45,11 @@ export async function runCommand(json: boolean, body: () => Promise<number>): Pr
 }
 
 const usageCodes = new Set<ConveyorError["code"]>(["usage", "settings_invalid", "definition_invalid", "definition_not_found", "parameter_missing", "placeholder_unknown", "search_syntax"]);
+
+/**
+ * Commander exits 1 on an unknown flag or a missing argument; runs.md gives
+ * usage errors exit code 2, which scripts tell apart from a failed run.
+ */
+export function usageExit(err: CommanderError): never {
+  process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage);
+}

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { register as service } from "./service.js";
 import { register as check } from "./check.js";
 import { register as show } from "./show.js";
+import { register as run } from "./run.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -9,4 +10,4 @@ import { register as show } from "./show.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service, check, show];
+export const commands: Register[] = [service, check, show, run];

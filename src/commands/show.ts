@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import { isEncrypted, loadAutomationFile, loadSecretKey, maskAutomation, resolveAutomation, type Automation } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { maskDeep } from "../secrets.js";
-import { usageExit } from "./check.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
 /**
@@ -40,7 +39,6 @@ export function register(program: Command): void {
     .argument("<file>", "definition file (JSON)")
     .option("--param <name=value>", "set a parameter for this view (repeatable; names may contain spaces)", collect, [])
     .option("--unresolved", "show the normalized definition without resolving parameters and tokens")
-    .exitOverride(usageExit)
     .option("--json", "print one line of JSON (errors as {error})")
     .addHelpText("after", '\nExample: conveyor show samples/supplier-stock-sftp.json --param "sftp host=127.0.0.1"')
     .action(async (file: string, opts: { param: string[]; unresolved?: boolean; json?: boolean }, cmd: Command) => {

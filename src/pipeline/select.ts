@@ -27,15 +27,6 @@ export interface SelectResult {
   young: RemoteFile[];
 }
 
-/** `inventory_\d+\.csv` or `/…/i`, anchored to the whole base name. */
-export function compileNamePattern(pattern: string | undefined): RegExp | undefined {
-  if (pattern === undefined || pattern === "") return undefined;
-  const slashed = /^\/(.*)\/([a-z]*)$/s.exec(pattern);
-  const source = slashed ? (slashed[1] ?? "") : pattern;
-  const flags = slashed ? (slashed[2] ?? "").replace(/[gy]/g, "") : "";
-  return new RegExp(`^(?:${source})$`, flags);
-}
-
 function modifiedMs(file: RemoteFile): number {
   return file.modified ? file.modified.getTime() : 0;
 }

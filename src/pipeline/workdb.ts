@@ -29,7 +29,8 @@ export class WorkDb {
     this.db.pragma("journal_mode = OFF");
     this.db.pragma("synchronous = OFF");
     this.db.exec(`
-      CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
+      CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL,
+        kind TEXT, final TEXT);
       CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL) WITHOUT ROWID;`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
@@ -103,6 +104,29 @@ export class WorkDb {
         ignored: JSON.parse(r.ignored) as string[],
         service: r.svc === null ? undefined : (JSON.parse(r.svc) as Record<string, string>),
       }));
+    }
+  }
+
+  /** What the plan decided per record, and the values after service actions when they changed them. */
+  setPlanned(entries: ReadonlyArray<{ seq: number; kind: string; final: Record<string, string> | null }>): void {
+    const stmt = this.db.prepare("UPDATE incoming SET kind = ?, final = ? WHERE seq = ?");
+    this.db.transaction(() => {
+      for (const e of entries) stmt.run(e.kind, e.final === null ? null : JSON.stringify(e.final), e.seq);
+    })();
+  }
+
+  /** Records whose values the snapshot should take once applied: created, updated and unchanged ones. */
+  *committable(pageSize = 1000): Generator<Array<{ identifier: string; values: Record<string, string> }>> {
+    const page = this.db.prepare(
+      `SELECT seq, identifier, coalesce(final, "values") AS v FROM incoming
+       WHERE kind IN ('create', 'update', 'unchanged') AND seq > ? ORDER BY seq LIMIT ?`,
+    );
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; v: string }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      yield rows.map((r) => ({ identifier: r.identifier, values: JSON.parse(r.v) as Record<string, string> }));
     }
   }
 

@@ -1,0 +1,46 @@
+import Table from "cli-table3";
+import { formatDuration } from "../duration.js";
+import type { RunRecord } from "../state/index.js";
+
+/** The readable end of a run: what happened, in one table, then the error or guard that stopped it. */
+export function runSummary(run: RunRecord): string {
+  const table = new Table({ style: { head: [], border: [] } });
+  const c = run.counts;
+  const took = run.finished ? Date.parse(run.finished) - Date.parse(run.started) : 0;
+  table.push(
+    { run: run.id },
+    { automation: run.automation },
+    { mode: `${run.mode}${run.diff ? " (diff)" : ""}` },
+    { outcome: run.outcome ?? "running" },
+    { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped` },
+    { changes: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
+    { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
+    { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },
+    { took: formatDuration(took) },
+  );
+  const lines = [table.toString()];
+  if (run.guard) lines.push(`stopped by guard ${run.guard.name}: ${run.guard.message}`);
+  if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}`);
+  if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** The `--json` shape of runs.md. */
+export function runJson(run: RunRecord): Record<string, unknown> {
+  return {
+    id: run.id,
+    automation: run.automation,
+    mode: run.mode,
+    trigger: run.trigger,
+    diff: run.diff,
+    outcome: run.outcome,
+    started: run.started,
+    finished: run.finished,
+    counts: run.counts,
+    requests: run.requests,
+    files: run.files.map((f) => ({ name: f.name, size: f.size, sha256: f.sha256 })),
+    debug_files: run.debug_files,
+    ...(run.guard ? { guard: run.guard } : {}),
+    ...(run.error ? { error: run.error } : {}),
+  };
+}

@@ -1,0 +1,79 @@
+import type { Command } from "commander";
+import { runJson, runSummary } from "../cli-output/summary.js";
+import { progressView } from "../cli-output/progress.js";
+import { createLogger } from "../log.js";
+import { runAutomation } from "../pipeline/run.js";
+import type { RunOutcome } from "../state/index.js";
+import { openWorker } from "../worker.js";
+import { loadAutomationArg } from "./automation-arg.js";
+import { EXIT, runCommand, settingsFrom } from "./context.js";
+
+interface RunFlags {
+  debug?: boolean;
+  diff?: boolean;
+  force?: boolean;
+  notify?: boolean;
+  email?: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+export function exitCodeFor(outcome: RunOutcome | null): number {
+  if (outcome === "success" || outcome === "nothing") return EXIT.ok;
+  if (outcome === "partial") return EXIT.partial;
+  return EXIT.failed;
+}
+
+export function register(program: Command): void {
+  program
+    .command("run")
+    .description("run one automation now: fetch, read, map, plan, apply (or only plan with --debug)")
+    .argument("<file-or-id>", "a definition file, or the slug of one in the automations folder")
+    .option("--debug", "dry run: the whole pipeline with the same reads, nothing written; the debug files show what a live run would do")
+    .option("--diff", "send only what changed since this automation's last successful live run")
+    .option("--force", "run past the remove_limit and error_limit guards (an empty feed still never removes)")
+    .option("--notify", "send a summary by e-mail to --email (or the default notification address)")
+    .option("--email <address>", "where --notify sends the summary")
+    .option("--json", "print the run record as one JSON object on standard output, and nothing else there")
+    .option("--verbose", "log each stage and protocol traces (secrets redacted) to standard error")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 success or nothing to do, 1 failed, canceled or stopped by a guard, 2 usage or definition error, 3 partial.",
+    )
+    .action(async (arg: string, flags: RunFlags, command: Command) => {
+      await runCommand(Boolean(flags.json), async () => {
+        const settings = settingsFrom(command);
+        const logger = createLogger({ level: flags.verbose ? "debug" : settings.logLevel === "info" ? "warn" : settings.logLevel });
+        const { key, automation } = await loadAutomationArg(arg, settings);
+        const worker = await openWorker(settings, logger);
+        const controller = new AbortController();
+        const onSignal = (): void => controller.abort();
+        process.once("SIGINT", onSignal);
+        process.once("SIGTERM", onSignal);
+        const progress = progressView(!flags.json);
+        try {
+          const run = await runAutomation(worker.env, {
+            key,
+            automation,
+            mode: flags.debug ? "debug" : "prod",
+            trigger: "manual",
+            diff: Boolean(flags.diff),
+            force: Boolean(flags.force),
+            notify: Boolean(flags.notify),
+            email: flags.email ?? null,
+            signal: controller.signal,
+            progress: (p) => progress.update(p),
+          });
+          progress.stop();
+          if (flags.json) process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
+          else process.stdout.write(runSummary(run));
+          return exitCodeFor(run.outcome);
+        } finally {
+          progress.stop();
+          process.off("SIGINT", onSignal);
+          process.off("SIGTERM", onSignal);
+          await worker.close();
+        }
+      });
+    });
+}

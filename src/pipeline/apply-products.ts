@@ -1,0 +1,71 @@
+import { toConveyorError, type ConveyorError } from "../errors.js";
+import type { ServiceClient } from "../service/index.js";
+import type { BulkFile } from "./bulk-batcher.js";
+import type { LogWriter } from "./logs.js";
+
+/**
+ * Step 8 of a product import: send each bulk file, wait for the job, and read
+ * its per-row result file back. A row's failure is that record's failure;
+ * the other rows stand. When the service cannot take a file at all, that
+ * file and the ones after it are failed and the run stops writing.
+ */
+export interface ApplyResult {
+  succeeded: number;
+  failed: Map<string, string>;
+  /** The error that stopped the apply stage early, if any. */
+  error: ConveyorError | null;
+  writes: number;
+}
+
+export interface ApplyInput {
+  client: ServiceClient;
+  files: readonly BulkFile[];
+  runId: string;
+  skipAll: boolean;
+  logs: LogWriter;
+  signal?: AbortSignal;
+  onFile?: (done: number, total: number) => void;
+}
+
+export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult> {
+  const result: ApplyResult = { succeeded: 0, failed: new Map(), error: null, writes: 0 };
+  for (const [index, file] of input.files.entries()) {
+    if (result.error) {
+      for (const id of file.identifiers) result.failed.set(id, `not sent: ${result.error.message}`);
+      continue;
+    }
+    try {
+      const submitted = await input.client.submitBulk(file.path, { name: `${input.runId}-${index + 1}`, skipAll: input.skipAll, signal: input.signal });
+      const status = await input.client.waitBulk(submitted.bulk_file, { signal: input.signal });
+      const seen = new Set<number>();
+      if (status.url) {
+        for await (const row of input.client.bulkResultRows(status.url, input.signal)) {
+          const identifier = file.identifiers[row.row - 1];
+          if (identifier === undefined) continue;
+          seen.add(row.row);
+          const ok = row.result === "success";
+          if (ok) result.succeeded++;
+          else result.failed.set(identifier, row.message || row.result);
+          input.logs.add({
+            action: file.action,
+            identifier,
+            result: ok ? "success" : "error",
+            message: ok ? { fields: file.columns } : { error: row.message || row.result },
+            requestId: submitted.bulk_file,
+          });
+        }
+      }
+      // A row the result file does not mention was not confirmed: treat it as failed so the next run sends it again.
+      file.identifiers.forEach((identifier, i) => {
+        if (!seen.has(i + 1)) result.failed.set(identifier, `the service's result for ${file.name} does not mention row ${i + 1} (job ${status.status})`);
+      });
+    } catch (raw) {
+      const err = toConveyorError(raw);
+      if (err.code === "canceled") throw err;
+      result.error = err;
+      for (const id of file.identifiers) result.failed.set(id, err.message);
+    }
+    input.onFile?.(index + 1, input.files.length);
+  }
+  return result;
+}

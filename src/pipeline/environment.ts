@@ -1,0 +1,48 @@
+import type { Settings } from "../config.js";
+import type { Automation } from "../definition/index.js";
+import type { Logger } from "../log.js";
+import type { ServiceClient } from "../service/index.js";
+import type { RunMode, RunRecord, RunTrigger, StateStore } from "../state/index.js";
+
+/** What a run needs from the worker: settings, state, the account's service client, a logger. */
+export interface RunEnvironment {
+  settings: Settings;
+  store: StateStore;
+  /** The account's client; each run takes a view of it that counts its own requests. */
+  client: ServiceClient;
+  account: string;
+  logger: Logger;
+  /** Key for encrypted parameters. */
+  secretKey?: Buffer;
+}
+
+export type RunStage = "prepare" | "fetch" | "read" | "scope" | "plan" | "guards" | "apply" | "commit" | "select" | "render" | "deliver" | "done";
+
+export interface RunProgress {
+  stage: RunStage;
+  rows: number;
+  /** Files or bulk files done and in all, for stages that move whole files. */
+  done?: number;
+  total?: number;
+}
+
+export interface RunOptions {
+  /** The automation's stable key: its id in the daemon, its slug for a file. */
+  key: string;
+  automation: Automation;
+  mode: RunMode;
+  trigger: RunTrigger;
+  diff: boolean;
+  force: boolean;
+  notify: boolean;
+  email: string | null;
+  id?: string;
+  signal?: AbortSignal;
+  progress?: (p: RunProgress) => void;
+  /** For tests: a fixed clock. */
+  now?: () => Date;
+  /** How long to wait between two listings of a young file (tests shorten it). */
+  stabilityPollMs?: number;
+}
+
+export type RunResult = RunRecord;

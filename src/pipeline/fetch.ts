@@ -1,0 +1,104 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Connector, RemoteFile } from "../../connectors/types.js";
+import { compileNamePattern, type FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import { sleep } from "../retry.js";
+import { fileSha256 } from "../service/index.js";
+import type { LedgerEntry, StateStore } from "../state/index.js";
+import { selectFiles, type SelectResult } from "./select.js";
+
+/**
+ * Step 2 of an import (runs.md): list, keep what `name`, `min_age`,
+ * `select` and the ledger allow, and download each file to the run's work
+ * folder before anything parses it.
+ */
+export interface FetchedFile {
+  remote: RemoteFile;
+  localPath: string;
+  size: number;
+  sha256: string;
+}
+
+export function ledgerEntry(file: RemoteFile): LedgerEntry {
+  return { path: file.path, size: file.size, modified: file.modified ? file.modified.toISOString() : null };
+}
+
+export function ledgerKey(automation: string, index: number): string {
+  return `${automation}#${index}`;
+}
+
+export interface ChooseOptions {
+  connector: Connector;
+  config: FileConfig;
+  store: StateStore;
+  ledger: string;
+  now: () => number;
+  signal?: AbortSignal;
+  /** How long to wait between two listings of a young file. */
+  stabilityPollMs?: number;
+}
+
+/** Lists and selects; a young only candidate is waited for until its size stops changing. */
+export async function chooseFiles(options: ChooseOptions): Promise<SelectResult & { listed: RemoteFile[] }> {
+  const { connector, config, store } = options;
+  const name = config.name ? compileNamePattern(config.name) : undefined;
+  const processed = new Set<string>();
+  const listed = await connector.list();
+  if (config.select === "new") {
+    for (const file of listed) if (await store.ledgerHas(options.ledger, ledgerEntry(file))) processed.add(file.path);
+  }
+  const result = selectFiles({
+    files: listed,
+    name,
+    select: config.select,
+    minAgeSeconds: config.min_age,
+    now: options.now(),
+    processed: (f) => processed.has(f.path),
+  });
+  if (result.young.length === 1 && result.young[0]) {
+    const stable = await waitUntilStable(connector, result.young[0], options);
+    if (stable) return { ...result, picked: [stable], young: [], listed };
+  }
+  return { ...result, listed };
+}
+
+async function waitUntilStable(connector: Connector, file: RemoteFile, options: ChooseOptions): Promise<RemoteFile | null> {
+  const poll = options.stabilityPollMs ?? 5_000;
+  let previous = file;
+  // Bounded: a file still growing after min_age of polling is left for the next run.
+  const deadline = options.now() + Math.max(options.config.min_age * 1000, poll * 2);
+  while (options.now() < deadline) {
+    await sleep(poll, options.signal);
+    const again = (await connector.list()).find((f) => f.path === file.path);
+    if (!again) return null;
+    if (again.size === previous.size && (again.modified?.getTime() ?? 0) === (previous.modified?.getTime() ?? 0)) return again;
+    previous = again;
+  }
+  return null;
+}
+
+/** Downloads into `folder`, then records size and SHA-256 of what arrived. */
+export async function downloadFiles(connector: Connector, files: readonly RemoteFile[], folder: string): Promise<FetchedFile[]> {
+  await mkdir(folder, { recursive: true });
+  const out: FetchedFile[] = [];
+  for (const [i, remote] of files.entries()) {
+    // The index keeps two files of the same name (from different folders or messages) apart.
+    const localPath = path.join(folder, `${i + 1}-${path.basename(remote.name)}`);
+    const { size } = await connector.download(remote, localPath);
+    if (remote.size > 0 && size !== remote.size) {
+      throw new ConveyorError("transfer", `${remote.name}: downloaded ${size} bytes but the server listed ${remote.size}`, {
+        retryable: true,
+        hint: "The file may still be uploading or the transfer was cut; the next run tries again.",
+      });
+    }
+    out.push({ remote, localPath, size, sha256: await fileSha256(localPath) });
+  }
+  return out;
+}
+
+export function describeListing(result: SelectResult & { listed: RemoteFile[] }, pattern: string | undefined): string {
+  const names = result.listed.map((f) => f.name);
+  const shown = names.slice(0, 20).join(", ") + (names.length > 20 ? `, … (${names.length} in all)` : "");
+  return `no file matches name ${pattern ? JSON.stringify(pattern) : "(any)"}; the folder has: ${shown || "nothing"}`;
+}

@@ -1,0 +1,132 @@
+import path from "node:path";
+import { createConnector } from "../../connectors/index.js";
+import type { Connector } from "../../connectors/types.js";
+import type { Automation, FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import type { ServiceClient } from "../service/index.js";
+import type { DebugFiles } from "./debug-files.js";
+import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
+import { chooseFiles, describeListing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
+import type { GuardTrip } from "./guards.js";
+import { runProductPass } from "./import-products.js";
+import { LogWriter } from "./logs.js";
+import { metadataStore } from "./metadata.js";
+import type { RunRecorder } from "./recorder.js";
+
+/**
+ * An import run (runs.md): fetch each file config's files, then one pass per
+ * file config. After a live pass applied its files without a fatal error,
+ * they go into the ledger and get `after_import`.
+ */
+export interface ImportContext {
+  env: RunEnvironment;
+  options: RunOptions;
+  automation: Automation;
+  recorder: RunRecorder;
+  client: ServiceClient;
+  debug: DebugFiles;
+  workDir: string;
+  now: () => Date;
+  stage: (stage: RunStage, rows?: number) => void;
+}
+
+export interface ImportOutcome {
+  guard: GuardTrip | null;
+  /** True when no config found a file to work on. */
+  nothing: boolean;
+  /** The error that stopped applying, when some records could not be sent at all. */
+  applyError: ConveyorError | null;
+}
+
+export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
+  const { automation, recorder, options } = ctx;
+  const connection = automation.connection;
+  if (!connection) throw new ConveyorError("definition_invalid", "an import needs a connection", { details: { field: "connection" } });
+  const live = options.mode === "prod";
+  const connector = createConnector(connection, {
+    settings: ctx.env.settings,
+    logger: ctx.env.logger,
+    metadata: await metadataStore(ctx.env.store, options.key),
+    apiUser: ctx.env.account,
+    signal: options.signal,
+    now: () => ctx.now().getTime(),
+  });
+  const logs = new LogWriter(ctx.env.store, { runId: recorder.record.id, account: ctx.env.account, integration: ctx.env.settings.integration, operation: "import", type: automation.type === "orders" ? "order" : "item" });
+  let foundAny = false;
+  let applyError: ConveyorError | null = null;
+  try {
+    for (const [index, config] of automation.file_configs.entries()) {
+      ctx.stage("fetch");
+      const files = await fetchFor(ctx, connector, config, index);
+      if (files.length === 0) continue;
+      foundAny = true;
+      for (const f of files) {
+        recorder.addFile({ name: f.remote.name, size: f.size, sha256: f.sha256, modified: f.remote.modified ? f.remote.modified.toISOString() : null });
+        await ctx.debug.addSource(f.localPath, f.remote.name);
+      }
+      const pass = await runProductPass({
+        automation,
+        config,
+        snapshotKey: ledgerKey(options.key, index),
+        files,
+        workDir: path.join(ctx.workDir, `config-${index + 1}`),
+        debug: ctx.debug,
+        client: ctx.client,
+        store: ctx.env.store,
+        logs,
+        runId: recorder.record.id,
+        live,
+        diff: options.diff,
+        force: options.force,
+        bulkRows: ctx.env.settings.bulkRows,
+        counts: recorder.counts,
+        now: ctx.now,
+        signal: options.signal,
+        onStage: (stage, rows) => ctx.stage(stage, rows),
+      });
+      if (pass.guard) return { guard: pass.guard, nothing: false, applyError: null };
+      if (!live) continue;
+      if (pass.apply?.error) {
+        applyError = pass.apply.error;
+        break;
+      }
+      await finishFiles(ctx, connector, config, index, files);
+    }
+  } finally {
+    await logs.flush();
+    await connector.close().catch(() => undefined);
+  }
+  return { guard: null, nothing: !foundAny, applyError };
+}
+
+async function fetchFor(ctx: ImportContext, connector: Connector, config: FileConfig, index: number): Promise<FetchedFile[]> {
+  const chosen = await chooseFiles({
+    connector,
+    config,
+    store: ctx.env.store,
+    ledger: ledgerKey(ctx.options.key, index),
+    now: () => ctx.now().getTime(),
+    signal: ctx.options.signal,
+    stabilityPollMs: ctx.options.stabilityPollMs,
+  });
+  if (chosen.picked.length === 0) {
+    if (config.require_file) {
+      throw new ConveyorError("file_missing", `file_configs[${index}]: ${describeListing(chosen, config.name)}`, {
+        hint: "Check the connection's path and the file config's name pattern; set require_file: false if an empty folder is normal.",
+      });
+    }
+    return [];
+  }
+  return downloadFiles(connector, chosen.picked, path.join(ctx.workDir, `config-${index + 1}`, "download"));
+}
+
+/** Ledger and after_import, only for files a live run applied without a fatal error. */
+async function finishFiles(ctx: ImportContext, connector: Connector, config: FileConfig, index: number, files: readonly FetchedFile[]): Promise<void> {
+  await ctx.env.store.ledgerAdd(ledgerKey(ctx.options.key, index), files.map((f) => ledgerEntry(f.remote)));
+  for (const f of files) {
+    await connector.markProcessed?.(f.remote);
+    const after = config.after_import;
+    if (after === "delete") await connector.delete(f.remote);
+    else if (after !== "keep") await connector.move(f.remote, after.move);
+  }
+}

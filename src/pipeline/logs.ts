@@ -1,0 +1,76 @@
+import { randomUUID } from "node:crypto";
+import { maskSecrets } from "../secrets.js";
+import type { LogRecord, StateStore } from "../state/index.js";
+
+/**
+ * Log records in the seed's shape (v3 part 2.4) for every record a run
+ * touched: buffered and written to the state store in batches.
+ */
+export interface LogEntry {
+  action: string;
+  identifier: string;
+  result: "success" | "error" | "warning";
+  message: Record<string, unknown>;
+  requestId?: string;
+}
+
+export interface LogContext {
+  runId: string;
+  account: string;
+  integration: string;
+  operation: "import" | "export";
+  type: "item" | "order";
+}
+
+function timestamp(date: Date): string {
+  return date.toISOString().replace("T", " ").slice(0, 19);
+}
+
+export class LogWriter {
+  private buffer: LogRecord[] = [];
+  private pending: Promise<void> = Promise.resolve();
+  written = 0;
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly ctx: LogContext,
+  ) {}
+
+  add(entry: LogEntry): void {
+    this.buffer.push({
+      id: randomUUID(),
+      action: entry.action,
+      channel_id: "",
+      context: "",
+      field_data: "",
+      identifier: entry.identifier,
+      job_id: this.ctx.runId,
+      integration: this.ctx.integration,
+      message: maskSecrets(JSON.stringify(entry.message)),
+      method: "auto",
+      operation: this.ctx.operation,
+      request_id: entry.requestId ?? "",
+      result: entry.result,
+      sd_user_id: this.ctx.account,
+      timestamp: timestamp(new Date()),
+      type: this.ctx.type,
+      instance: 0,
+      log_level: entry.result === "error" ? 3 : entry.result === "warning" ? 2 : 1,
+      sd_acct_id: 0,
+    });
+    if (this.buffer.length >= 1000) this.pending = this.pending.then(() => this.drain());
+  }
+
+  private async drain(): Promise<void> {
+    const batch = this.buffer;
+    this.buffer = [];
+    if (batch.length === 0) return;
+    await this.store.addLogs(this.ctx.account, batch);
+    this.written += batch.length;
+  }
+
+  async flush(): Promise<void> {
+    this.pending = this.pending.then(() => this.drain());
+    await this.pending;
+  }
+}

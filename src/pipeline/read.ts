@@ -1,0 +1,89 @@
+import type { Automation, FileConfig } from "../definition/index.js";
+import { openReader, widthProblem, type ReadOptions, type SourceRow } from "../formats/index.js";
+import { createImportMapper, type ImportMapper } from "../mapping/index.js";
+import type { DebugFiles } from "./debug-files.js";
+import type { FetchedFile } from "./fetch.js";
+
+/**
+ * Steps 3 and 4 of an import: read each downloaded file as a stream of rows,
+ * check the header against `field_map` before the first row is used, map
+ * every row, and hand mapped records to `sink`. A row that cannot be mapped
+ * becomes a row error with its line number; the run goes on.
+ */
+export interface ReadCounts {
+  rows: number;
+  rowErrors: number;
+  skipped: number;
+}
+
+export interface MappedSink {
+  record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void | Promise<void>;
+}
+
+export interface ReadInput {
+  automation: Automation;
+  config: FileConfig;
+  files: readonly FetchedFile[];
+  debug: DebugFiles;
+  sink: MappedSink;
+  now: () => Date;
+  signal?: AbortSignal;
+  onRows?: (rows: number) => void;
+}
+
+export function readOptions(config: FileConfig): ReadOptions {
+  return {
+    format: isReadFormat(config.format) ? config.format : undefined,
+    delimiter: config.delimiter,
+    enclosure: config.enclosure,
+    headers: config.headers,
+    skip_lines: config.skip_lines,
+    encoding: config.encoding,
+    sheet: config.sheet,
+    root: config.root,
+    jsonpath: config.jsonpath,
+    xpath: config.xpath,
+    bulk_file: config.bulk_file,
+    name: config.name,
+  };
+}
+
+function isReadFormat(format: FileConfig["format"]): format is NonNullable<ReadOptions["format"]> {
+  return format === "csv" || format === "fixed" || format === "json" || format === "xml" || format === "xlsx" || format === "bulk";
+}
+
+export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mapper: ImportMapper<SourceRow> | null }> {
+  const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0 };
+  let mapper: ImportMapper<SourceRow> | null = null;
+  for (const file of input.files) {
+    const reader = await openReader(file.localPath, readOptions(input.config));
+    try {
+      const columns = await reader.columns();
+      // The header check happens here, before the first row: a renamed column fails the run.
+      mapper = await createImportMapper<SourceRow>(input.config, reader, {
+        type: input.automation.type,
+        now: input.now,
+        rowProblem: (row, cols) => widthProblem(cols ?? columns, row),
+      });
+      const fields = mapper.fields;
+      for await (const row of reader.rows(input.signal)) {
+        counts.rows++;
+        const result = mapper.map(row, row.line);
+        if (result.ok) {
+          await input.debug.addRecord(fields, result.record);
+          await input.sink.record(result.identifier, result.line, result.record, result.ignored);
+        } else if ("skipped" in result) {
+          counts.skipped++;
+        } else {
+          counts.rowErrors++;
+          await input.debug.addError(result.error.line, "", `${file.remote.name}: ${result.error.message}`);
+        }
+        if (counts.rows % 10_000 === 0) input.onRows?.(counts.rows);
+      }
+    } finally {
+      await reader.close();
+    }
+  }
+  input.onRows?.(counts.rows);
+  return { ...counts, mapper };
+}

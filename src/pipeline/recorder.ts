@@ -1,0 +1,103 @@
+import { randomBytes } from "node:crypto";
+import type { ConveyorError } from "../errors.js";
+import { emptyCounts, type RunCounts, type RunFile, type RunMode, type RunOutcome, type RunRecord, type RunTrigger, type StateStore } from "../state/index.js";
+
+/** Time-sortable and unique across daemons: `r20261121T101500-3f9a1c`. */
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "");
+  return `r${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+export interface RunStart {
+  id?: string;
+  automation: string;
+  account: string;
+  mode: RunMode;
+  trigger: RunTrigger;
+  diff: boolean;
+  force: boolean;
+  notify: boolean;
+  email: string | null;
+}
+
+const HEARTBEAT_MS = 10_000;
+
+/**
+ * Keeps a run's record in the state store while it runs: counts as they
+ * grow, a heartbeat so a crashed worker's run is detected, and the one
+ * final write with the outcome.
+ */
+export class RunRecorder {
+  readonly record: RunRecord;
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly store: StateStore,
+    record: RunRecord,
+  ) {
+    this.record = record;
+  }
+
+  static async start(store: StateStore, start: RunStart, now = new Date()): Promise<RunRecorder> {
+    const record: RunRecord = {
+      id: start.id ?? newRunId(now),
+      automation: start.automation,
+      account: start.account,
+      mode: start.mode,
+      trigger: start.trigger,
+      diff: start.diff,
+      force: start.force,
+      notify: start.notify,
+      email: start.email,
+      started: now.toISOString(),
+      finished: null,
+      outcome: null,
+      counts: emptyCounts(),
+      requests: { read: 0, write: 0 },
+      bytes: 0,
+      files: [],
+      debug_files: [],
+      guard: null,
+      error: null,
+      heartbeat: now.toISOString(),
+    };
+    await store.createRun(record);
+    const recorder = new RunRecorder(store, record);
+    recorder.timer = setInterval(() => void recorder.beat(), HEARTBEAT_MS);
+    recorder.timer.unref();
+    return recorder;
+  }
+
+  get counts(): RunCounts {
+    return this.record.counts;
+  }
+
+  addFile(file: RunFile): void {
+    this.record.files.push(file);
+    this.record.bytes += file.size;
+  }
+
+  private async beat(): Promise<void> {
+    this.record.heartbeat = new Date().toISOString();
+    await this.store
+      .updateRun(this.record.id, { heartbeat: this.record.heartbeat, counts: this.record.counts, requests: this.record.requests })
+      .catch(() => undefined);
+  }
+
+  async finish(outcome: RunOutcome, extra: { error?: ConveyorError; guard?: RunRecord["guard"]; debugFiles?: string[] } = {}): Promise<RunRecord> {
+    if (this.timer) clearInterval(this.timer);
+    Object.assign(this.record, {
+      outcome,
+      finished: new Date().toISOString(),
+      heartbeat: null,
+      guard: extra.guard ?? this.record.guard,
+      error: extra.error ? { code: extra.error.code, message: extra.error.message } : this.record.error,
+      debug_files: extra.debugFiles ?? this.record.debug_files,
+    });
+    const { id: _id, ...rest } = this.record;
+    await this.store.updateRun(this.record.id, rest);
+    return this.record;
+  }
+}
+
+export { emptyCounts };

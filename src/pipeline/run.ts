@@ -1,0 +1,92 @@
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { resolveAutomation } from "../definition/index.js";
+import { ConveyorError, toConveyorError } from "../errors.js";
+import { newCounter } from "../service/index.js";
+import type { RunOutcome, RunRecord } from "../state/index.js";
+import { DebugFiles } from "./debug-files.js";
+import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
+import { runImport, type ImportOutcome } from "./import-run.js";
+import { RunRecorder, newRunId } from "./recorder.js";
+
+/**
+ * One run of one automation, from the definition to the run record: the two
+ * IO edges (fetch, apply) and the pure stages between them live in the
+ * stage modules; this file only sequences them and decides the outcome.
+ */
+export function runFolder(dataDir: string, runId: string): string {
+  return path.join(dataDir, "runs", runId);
+}
+
+export async function runAutomation(env: RunEnvironment, options: RunOptions): Promise<RunRecord> {
+  const now = options.now ?? (() => new Date());
+  const id = options.id ?? newRunId(now());
+  const recorder = await RunRecorder.start(env.store, {
+    id,
+    automation: options.key,
+    account: env.account,
+    mode: options.mode,
+    trigger: options.trigger,
+    diff: options.diff,
+    force: options.force,
+    notify: options.notify,
+    email: options.email,
+  });
+  const folder = runFolder(env.settings.dataDir, id);
+  const workDir = path.join(folder, "work");
+  const debug = await DebugFiles.open(path.join(folder, "debug"), env.settings.debugRows, options.mode === "debug");
+  const counter = newCounter();
+  const client = env.client.withCounter(counter);
+  const timings: Array<{ stage: RunStage; at: string }> = [];
+  const stage = (s: RunStage, rows = recorder.counts.rows): void => {
+    if (timings[timings.length - 1]?.stage !== s) timings.push({ stage: s, at: now().toISOString() });
+    options.progress?.({ stage: s, rows });
+  };
+  let outcome: RunOutcome = "failed";
+  let error: ConveyorError | undefined;
+  let result: ImportOutcome | undefined;
+  try {
+    stage("prepare");
+    // Every parameter problem ends the run here, before a connection is opened.
+    const automation = resolveAutomation(options.automation, { runId: id, now: now(), secretKey: env.secretKey });
+    if (automation.action !== "import" || automation.type === "fitment") {
+      throw new ConveyorError("usage", `${automation.action} runs of ${automation.type} are not available in this version of the worker`);
+    }
+    if (automation.type === "orders") throw new ConveyorError("usage", "order imports are not available in this version of the worker");
+    result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });
+    outcome = decideOutcome(result, recorder.record);
+  } catch (raw) {
+    error = toConveyorError(raw);
+    outcome = error.code === "canceled" || options.signal?.aborted ? "canceled" : "failed";
+  }
+  stage("done");
+  recorder.record.requests = { read: counter.read, write: counter.write };
+  const guard = result?.guard ? { name: result.guard.name, message: result.guard.message } : null;
+  const applyError = result?.applyError ?? undefined;
+  await debug.addJson("summary.json", {
+    run: id,
+    automation: options.key,
+    mode: options.mode,
+    outcome,
+    counts: recorder.counts,
+    guard,
+    error: (error ?? applyError)?.toJSON() ?? null,
+    files: recorder.record.files,
+    requests: recorder.record.requests,
+    timings,
+  });
+  const debugFiles = await debug.finish();
+  // Downloads and scratch data go; the debug files stay for the run record.
+  await rm(workDir, { recursive: true, force: true });
+  return recorder.finish(outcome, { error: error ?? applyError, guard, debugFiles });
+}
+
+function decideOutcome(result: ImportOutcome, record: RunRecord): RunOutcome {
+  if (result.guard) return "failed";
+  if (result.nothing) return "nothing";
+  const c = record.counts;
+  const applied = c.create + c.update + c.remove - c.failed;
+  if (result.applyError) return applied > 0 ? "partial" : "failed";
+  if (c.failed > 0 || c.row_errors > 0) return applied > 0 || c.unchanged > 0 ? "partial" : "failed";
+  return "success";
+}

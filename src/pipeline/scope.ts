@@ -1,0 +1,49 @@
+import type { FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import type { ServiceClient } from "../service/index.js";
+import type { WorkDb } from "./workdb.js";
+
+/**
+ * Step 5 of a product import: the one read of the catalogue a run makes. One
+ * bulk export of the records in scope (`search`) with only the fields that
+ * matching, live diff, service actions and removal need, streamed into the
+ * run's work database.
+ */
+export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[]): string[] | null {
+  const fields = new Set<string>([config.identifier]);
+  if (config.diff_update) for (const f of config.diff_fields ?? mappedFields) fields.add(f);
+  // The plan shows "before" values of the fields it changes; without diff_update those come from the snapshot.
+  for (const f of serviceActionFields) {
+    if (f === "*") return null;
+    fields.add(f);
+  }
+  return [...fields];
+}
+
+export async function readProductScope(
+  client: ServiceClient,
+  config: FileConfig,
+  fields: string[] | null,
+  work: WorkDb,
+  signal?: AbortSignal,
+): Promise<number> {
+  const request = { type: "items" as const, search: config.search ?? "", fields: fields ?? [], signal };
+  let batch: Array<{ identifier: string; values: Record<string, string> }> = [];
+  let total = 0;
+  for await (const row of client.exportRecords(request, { signal })) {
+    const identifier = row[config.identifier];
+    if (identifier === undefined) {
+      throw new ConveyorError("service_rejected", `the service's export has no "${config.identifier}" column to match records by`, {
+        hint: `Set file_configs[].identifier to a field the service has (guid or sku).`,
+      });
+    }
+    if (identifier === "") continue;
+    batch.push({ identifier, values: row });
+    if (batch.length >= 2000) {
+      total += work.addScope(batch);
+      batch = [];
+    }
+  }
+  total += work.addScope(batch);
+  return total;
+}

@@ -1,0 +1,65 @@
+import type { Settings } from "./config.js";
+import { loadSecretKey } from "./definition/index.js";
+import { startEmbeddedService, type EmbeddedService } from "./embedded/index.js";
+import { ConveyorError } from "./errors.js";
+import { createLogger, type Logger } from "./log.js";
+import type { RunEnvironment } from "./pipeline/environment.js";
+import { registerSecret } from "./secrets.js";
+import { ServiceClient, sharedLimiter } from "./service/index.js";
+import { openStore } from "./state/index.js";
+
+/**
+ * Everything a run needs, built once from the settings: the state store, the
+ * service (the embedded one in-process unless a URL is set) and the account's
+ * client sharing the process-wide rate limiter.
+ */
+export interface Worker {
+  env: RunEnvironment;
+  /** Set when the embedded service runs in this process. */
+  embedded: EmbeddedService | undefined;
+  close(): Promise<void>;
+}
+
+export async function openWorker(settings: Settings, logger: Logger = createLogger({ level: settings.logLevel })): Promise<Worker> {
+  let embedded: EmbeddedService | undefined;
+  let baseUrl = settings.serviceUrl;
+  let apiUser = settings.apiUser;
+  let apiToken = settings.apiToken;
+  if (settings.embedded) {
+    embedded = await startEmbeddedService({
+      dataDir: settings.dataDir,
+      apiUser,
+      apiToken,
+      readLimit: settings.readLimit,
+      writeLimit: settings.writeLimit,
+      logger,
+    });
+    baseUrl = embedded.url;
+    apiUser = embedded.apiUser;
+    apiToken = embedded.apiToken;
+  }
+  if (!baseUrl || !apiUser || !apiToken) {
+    throw new ConveyorError("settings_invalid", "a remote service needs CONVEYOR_API_USER and CONVEYOR_API_TOKEN", {
+      hint: "Set both, or unset CONVEYOR_SERVICE_URL to use the embedded service.",
+    });
+  }
+  registerSecret(apiToken);
+  const store = openStore(settings);
+  const client = new ServiceClient({
+    baseUrl,
+    apiUser,
+    apiToken,
+    integration: settings.integration,
+    limiter: sharedLimiter({ read: settings.readLimit, write: settings.writeLimit }),
+    logger,
+  });
+  const env: RunEnvironment = { settings, store, client, account: apiUser, logger, secretKey: loadSecretKey(settings) };
+  return {
+    env,
+    embedded,
+    close: async () => {
+      await store.close();
+      await embedded?.close();
+    },
+  };
+}
