@@ -112,10 +112,9 @@ export class CronSchedule {
   /** The first fire instant strictly after `after`, or null when the pattern never matches again. */
   next(after: Date): Date | null {
     const a = after.getTime();
-    // After the clocks fell back, walls up to an hour "earlier" still lie ahead in wall terms but were
-    // already fired at their first occurrence; start below them and let the loop step over them.
-    const back = Math.max(0, offsetAt(a - LOOKBACK, this.timezone) - offsetAt(a, this.timezone));
-    let wall = new Date(wallOf(a, this.timezone) - back);
+    // Walls up to the wall of `after` all map to instants at or before it; in a repeated hour the
+    // walls just above it map to their (past) first occurrence, which the loop steps over.
+    let wall = new Date(wallOf(a, this.timezone));
     for (let i = 0; i < MAX_STEPS; i++) {
       const w = this.cron.nextRun(wall);
       if (!w) return null;
@@ -129,8 +128,9 @@ export class CronSchedule {
   /** The latest fire instant at or before `at`, or null when there is none. */
   previous(at: Date): Date | null {
     const b = at.getTime();
+    // Inside a repeated hour, walls up to an hour above the wall of `at` already fired at their first
+    // occurrence, so the search starts above them. croner's previousRuns excludes its reference: +1 s.
     const back = Math.max(0, offsetAt(b - LOOKBACK, this.timezone) - offsetAt(b, this.timezone));
-    // croner's previousRuns excludes its reference, so start one second past the wall of `at`.
     let wall = new Date(wallOf(b, this.timezone) + back + 1000);
     for (let i = 0; i < MAX_STEPS; i++) {
       const [w] = this.cron.previousRuns(1, wall);

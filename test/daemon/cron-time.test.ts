@@ -79,6 +79,9 @@ describe("CronSchedule across DST changes", () => {
     // Asked from inside the repeated hour, the second 02:30 is not offered either.
     expect(schedule.next(new Date("2025-10-26T01:10:00Z"))?.toISOString()).toBe("2025-10-27T01:30:00.000Z");
     expect(schedule.previous(new Date("2025-10-26T01:45:00Z"))?.toISOString()).toBe("2025-10-26T00:30:00.000Z");
+    // At 02:10 of the second pass the 02:30 that already ran (at its first pass) is still the latest.
+    expect(schedule.previous(new Date("2025-10-26T01:10:00Z"))?.toISOString()).toBe("2025-10-26T00:30:00.000Z");
+    expect(schedule.previous(new Date("2025-10-26T00:29:00Z"))?.toISOString()).toBe("2025-10-25T00:30:00.000Z");
   });
 
   it("applies the same rules to lists, ranges and steps", () => {
