@@ -57,7 +57,7 @@ export interface QueueOptions {
 export interface DrainResult {
   /** Runs that ended on their own within the grace period. */
   finished: number;
-  /** Runs aborted when the grace period ran out. */
+  /** Runs aborted during the drain: the grace period ran out, or a second signal canceled them. */
   canceled: number;
   /** Runs that still had not returned after being aborted and `settleMs` more. */
   stuck: string[];
@@ -162,13 +162,25 @@ export class RunQueue {
   async drain(graceMs: number, settleMs = 30_000): Promise<DrainResult> {
     this.draining = true;
     for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, "shutdown");
-    const before = this.running.size;
-    const graceful = await this.idle(graceMs);
-    const left = this.running.size;
-    if (graceful) return { finished: before, canceled: 0, stuck: [] };
-    for (const entry of this.running.values()) this.abort(entry, "shutdown");
-    await this.idle(settleMs);
-    return { finished: before - left, canceled: left, stuck: [...this.running.keys()] };
+    const result: DrainResult = { finished: 0, canceled: 0, stuck: [] };
+    // Counted as they end, so a run aborted meanwhile (a second signal, max_run_time) is not called graceful.
+    const stopCounting = this.events.on("finished", (e) => {
+      if (!e.started) return;
+      if (e.reason === null) result.finished++;
+      else result.canceled++;
+    });
+    try {
+      if (!(await this.idle(graceMs))) {
+        for (const entry of this.running.values()) this.abort(entry, "shutdown");
+        await this.idle(settleMs);
+      }
+    } finally {
+      stopCounting();
+    }
+    const stuck = [...this.running.values()];
+    result.canceled += stuck.length;
+    result.stuck = stuck.map((e) => e.run.id);
+    return result;
   }
 
   get isDraining(): boolean {
