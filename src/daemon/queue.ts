@@ -5,6 +5,9 @@ import type { RunMode } from "../state/index.js";
 import { Listeners } from "./listeners.js";
 import { systemClock, type Clock, type QueuedRun, type RunExecutor, type RunRequest, type TimerHandle } from "./types.js";
 
+/** setTimeout fires at once for delays past 2^31-1 ms (24.8 days); longer limits are held to that. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Why a run was aborted: asked for, over `max_run_time`, or the daemon shutting down. */
 export type CancelReason = "canceled" | "max_run_time" | "shutdown";
 export type SkipReason = "running" | "waiting";
@@ -214,7 +217,7 @@ export class RunQueue {
       const timer = this.clock.setTimer(() => {
         this.idleWaiters = this.idleWaiters.filter((w) => w !== done);
         resolve(false);
-      }, ms);
+      }, Math.min(ms, MAX_TIMER_MS));
       this.idleWaiters.push(done);
     });
   }
@@ -232,7 +235,7 @@ export class RunQueue {
     const controller = new AbortController();
     entry.controller = controller;
     entry.started = this.clock.now();
-    entry.timer = this.clock.setTimer(() => this.abort(entry, "max_run_time"), this.options.maxRunTimeMs);
+    entry.timer = this.clock.setTimer(() => this.abort(entry, "max_run_time"), Math.min(this.options.maxRunTimeMs, MAX_TIMER_MS));
     this.running.set(entry.run.id, entry);
     this.events.emit("started", entry.run);
     Promise.resolve()

@@ -54,6 +54,11 @@ describe("CronSchedule in UTC", () => {
     expect(utc("0 0 * * 0", "2025-01-01T00:00:00Z", 3)).toEqual(["2025-01-05T00:00:00.000Z", "2025-01-12T00:00:00.000Z", "2025-01-19T00:00:00.000Z"]);
   });
 
+  it("reads day-of-week 7 as Sunday, as the definition's cron dialect allows", () => {
+    expect(utc("0 0 * * 7", "2025-01-01T00:00:00Z", 2)).toEqual(["2025-01-05T00:00:00.000Z", "2025-01-12T00:00:00.000Z"]);
+    expect(utc("0 0 * * 5-7", "2025-01-01T00:00:00Z", 3).map((d) => d.slice(0, 10))).toEqual(["2025-01-03", "2025-01-04", "2025-01-05"]);
+  });
+
   it("combines day-of-month and day-of-week with OR, as cron does", () => {
     // The 1st of the month OR a Monday: Jan 6 and 13 are Mondays, Feb 1 is a Saturday.
     expect(utc("0 0 1 * 1", "2025-01-02T00:00:00Z", 5).map((d) => d.slice(0, 10))).toEqual(["2025-01-06", "2025-01-13", "2025-01-20", "2025-01-27", "2025-02-01"]);
