@@ -2,7 +2,6 @@ import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
 import { newRunId } from "../pipeline/recorder.js";
 import type { RunMode } from "../state/index.js";
-import { Listeners } from "./listeners.js";
 import { systemClock, type Clock, type QueuedRun, type RunExecutor, type RunRequest, type TimerHandle } from "./types.js";
 
 /** setTimeout fires at once for delays past 2^31-1 ms (24.8 days); longer limits are held to that. */
@@ -270,5 +269,27 @@ export class RunQueue {
 
   private dropWaiting(entry: Entry, reason: CancelReason): void {
     this.events.emit("finished", { run: entry.run, outcome: "canceled", started: false, startedAt: null, reason, error: null, durationMs: 0 });
+  }
+}
+
+/** Typed listeners; a throwing one (a log line, a metric) goes to `onError` and never breaks the queue. */
+class Listeners<Events extends object> {
+  private readonly lists = new Map<keyof Events, Array<(event: never) => void>>();
+
+  constructor(private readonly onError: (err: unknown, name: keyof Events) => void) {}
+
+  on<K extends keyof Events>(name: K, fn: (event: Events[K]) => void): () => void {
+    this.lists.set(name, [...(this.lists.get(name) ?? []), fn]);
+    return () => this.lists.set(name, (this.lists.get(name) ?? []).filter((f) => f !== fn));
+  }
+
+  emit<K extends keyof Events>(name: K, event: Events[K]): void {
+    for (const fn of this.lists.get(name) ?? []) {
+      try {
+        (fn as (e: Events[K]) => void)(event);
+      } catch (err) {
+        this.onError(err, name);
+      }
+    }
   }
 }

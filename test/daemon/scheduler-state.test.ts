@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { definitionVersion, toSchedulable } from "../../src/daemon/schedulable.js";
+import { definitionVersion, toSchedulable } from "../../src/daemon/types.js";
 import { SqliteSchedulerState } from "../../src/daemon/scheduler-state.js";
 
 let dir = "";
