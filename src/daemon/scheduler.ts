@@ -175,10 +175,13 @@ export class Scheduler {
   }
 
   private async fire(entry: Entry, fireTime: Date, kind: "tick" | "catch-up"): Promise<void> {
-    const a = entry.automation;
+    const key = entry.automation.key;
     const iso = fireTime.toISOString();
-    const lastFull = await this.options.state.lastFullRun(a.key);
-    if (this.stopped || this.entries.get(a.key) !== entry || this.options.queue.isDraining) return;
+    const lastFull = await this.options.state.lastFullRun(key);
+    // A definition edited meanwhile still gets this tick, with its current account and settings;
+    // one removed or deactivated meanwhile does not.
+    const a = this.entries.get(key)?.automation;
+    if (!a || this.stopped || this.options.queue.isDraining) return;
     const full = lastFull === null || this.clock.now() - Date.parse(lastFull) >= this.options.fullRunEveryMs;
     const request: RunRequest = {
       automation: a.key,
