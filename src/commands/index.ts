@@ -3,6 +3,7 @@ import { register as service } from "./service.js";
 import { register as check } from "./check.js";
 import { register as show } from "./show.js";
 import { register as run } from "./run.js";
+import { register as ls } from "./ls.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -10,4 +11,4 @@ import { register as run } from "./run.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service, check, show, run];
+export const commands: Register[] = [service, check, show, run, ls];

@@ -1,0 +1,89 @@
+import type { Command } from "commander";
+import Table from "cli-table3";
+import { createConnector } from "../../connectors/index.js";
+import type { RemoteFile } from "../../connectors/types.js";
+import { loadSecretKey, resolveAutomation } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import { createLogger } from "../log.js";
+import { chooseFiles, ledgerKey } from "../pipeline/fetch.js";
+import { metadataStore } from "../pipeline/metadata.js";
+import { newRunId } from "../pipeline/recorder.js";
+import { openStore } from "../state/index.js";
+import { loadAutomationArg } from "./automation-arg.js";
+import { EXIT, runCommand, settingsFrom } from "./context.js";
+
+/**
+ * `conveyor ls`: the "test connection" users expect. Connects with an
+ * automation's connection, lists what each file config would pick and why
+ * any other file is left out, and fails with the connector's error when it
+ * cannot connect.
+ */
+interface Listed {
+  config: number;
+  name: string;
+  size: number;
+  modified: string | null;
+  status: string;
+}
+
+function row(config: number, file: RemoteFile, status: string): Listed {
+  return { config, name: file.name, size: file.size, modified: file.modified ? file.modified.toISOString() : null, status };
+}
+
+export function register(program: Command): void {
+  program
+    .command("ls")
+    .description("connect with an automation's connection and list what its file configs would pick, and why any file is left out")
+    .argument("<file-or-id>", "a definition file, or the slug of one in the automations folder")
+    .option("--param <name=value...>", "set a parameter for this listing (repeatable)")
+    .option("--json", "print the listing as JSON")
+    .option("--verbose", "protocol traces to standard error (passwords redacted)")
+    .action(async (arg: string, flags: { json?: boolean; verbose?: boolean; param?: string[] }, command: Command) => {
+      await runCommand(Boolean(flags.json), async () => {
+        const settings = settingsFrom(command);
+        const { key, automation: raw } = await loadAutomationArg(arg, settings);
+        for (const p of flags.param ?? []) {
+          const [name = "", ...rest] = p.split("=");
+          const param = raw.parameters.find((x) => x.name === name);
+          if (!param) throw new ConveyorError("usage", `--param ${name}: the automation has no parameter "${name}"; it has: ${raw.parameters.map((x) => x.name).join(", ") || "none"}`);
+          param.value = rest.join("=");
+        }
+        const automation = resolveAutomation(raw, { runId: newRunId(), now: new Date(), secretKey: loadSecretKey(settings) });
+        if (!automation.connection) throw new ConveyorError("usage", "the automation has no connection to list");
+        const store = openStore(settings);
+        const logger = createLogger({ level: flags.verbose ? "debug" : "warn" });
+        const connector = createConnector(automation.connection, {
+          settings,
+          logger,
+          metadata: await metadataStore(store, key),
+          apiUser: settings.apiUser ?? "demo",
+          verbose: Boolean(flags.verbose),
+        });
+        try {
+          const facts = await connector.test();
+          const listed: Listed[] = [];
+          if (automation.action === "import") {
+            for (const [index, config] of automation.file_configs.entries()) {
+              const chosen = await chooseFiles({ connector, config, store, ledger: ledgerKey(key, index), now: Date.now, stabilityPollMs: 0 });
+              for (const f of chosen.picked) listed.push(row(index, f, "picked"));
+              for (const f of chosen.young) listed.push(row(index, f, "too young (would wait until its size settles)"));
+              for (const s of chosen.skipped) listed.push(row(index, s.file, s.reason));
+            }
+          } else {
+            for (const f of await connector.list()) listed.push(row(-1, f, "in the export folder"));
+          }
+          if (flags.json) process.stdout.write(`${JSON.stringify({ connection: facts.facts, files: listed })}\n`);
+          else {
+            process.stdout.write(`connected: ${Object.entries(facts.facts).map(([k, v]) => `${k}=${v}`).join(", ")}\n`);
+            const table = new Table({ head: ["config", "name", "size", "modified", "status"], style: { head: [], border: [] } });
+            for (const l of listed) table.push([l.config < 0 ? "-" : String(l.config), l.name, String(l.size), l.modified ?? "?", l.status]);
+            process.stdout.write(`${listed.length ? table.toString() : "(no files)"}\n`);
+          }
+          return EXIT.ok;
+        } finally {
+          await connector.close().catch(() => undefined);
+          await store.close();
+        }
+      });
+    });
+}
