@@ -1,0 +1,164 @@
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { csv, openHarness, type Harness } from "./harness.js";
+
+/** Whole product imports against the embedded service over HTTP, on the service's local storage. */
+const HEADER = ["guid", "title", "stock", "cost", "brand"];
+const catalogue = (n: number, stock = (i: number) => String(i % 7)): string[][] =>
+  Array.from({ length: n }, (_, i) => [`P${String(i).padStart(5, "0")}`, `Part ${i}, "quoted"`, stock(i), `${(i % 50) + 0.5}`, "Acme"]);
+const FIELD_MAP = { guid: "guid", title: "title", stock: "stock", cost: "cost", brand: "brand" };
+
+function debugFile(h: Harness, runId: string, name: string): string {
+  return readFileSync(path.join(h.dir, ".conveyor", "runs", runId, "debug", name), "utf8");
+}
+
+function folderDigest(folder: string): string {
+  const hash = createHash("sha256");
+  for (const name of readdirSync(folder).sort()) hash.update(name).update(readFileSync(path.join(folder, name)));
+  return hash.digest("hex");
+}
+
+describe("product import run", () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await openHarness();
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  it("creates, then a diff run with 1% changed sends only the changed field of the changed rows", async () => {
+    const rows = catalogue(1000);
+    h.writeFeed("feed-1.csv", csv(HEADER, rows));
+    const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
+    const first = await h.run(automation);
+    expect(first.outcome).toBe("success");
+    expect(first.counts).toMatchObject({ rows: 1000, create: 1000, update: 0, failed: 0 });
+    expect(h.items().size).toBe(1000);
+    expect(h.items().get("P00042")).toMatchObject({ title: 'Part 42, "quoted"', stock: "0", cost: "42.5" });
+
+    const changed = rows.map((r, i) => (i % 100 === 0 ? [r[0] ?? "", r[1] ?? "", "999", r[3] ?? "", r[4] ?? ""] : r));
+    h.writeFeed("feed-1.csv", csv(HEADER, changed));
+    const jobsBefore = h.bulkJobs().length;
+    const diff = await h.run(automation, { diff: true });
+    expect(diff.outcome).toBe("success");
+    expect(diff.counts).toMatchObject({ rows: 1000, update: 10, unchanged: 990, create: 0 });
+    const jobs = h.bulkJobs().slice(jobsBefore);
+    // one bulk file for 10 rows of one column set; plus the scope read, the only other write-class request
+    expect(jobs).toHaveLength(1);
+    expect(diff.requests.write).toBe(2);
+    const sent = readFileSync(jobs[0]?.upload ?? "", "utf8").trim().split(/\r?\n/);
+    expect(sent[0]).toBe("action,guid,stock");
+    expect(sent.slice(1)).toEqual(Array.from({ length: 10 }, (_, k) => `edit,P${String(k * 100).padStart(5, "0")},999`));
+    expect(h.items().get("P00100")?.stock).toBe("999");
+  });
+
+  it("a debug run writes nothing, and its bulk files are what the live run sends", async () => {
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(120)));
+    const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit", select: "new", after_import: "move:done" });
+    const statePath = path.join(h.dir, ".conveyor", "state.db");
+    const sourceBefore = folderDigest(h.feeds);
+    const snapshotBefore = await h.worker.env.store.snapshotCount(`${automation.slug}#0`);
+    const itemsBefore = JSON.stringify([...h.items()]);
+
+    const debug = await h.run(automation, { mode: "debug" });
+    expect(debug.outcome).toBe("success");
+    expect(debug.counts.create).toBe(120);
+    expect(debug.debug_files).toEqual(expect.arrayContaining(["summary.json", "plan.csv", "records.csv", "bulk-1.csv", "source/feed-1.csv"]));
+    expect(JSON.stringify([...h.items()])).toBe(itemsBefore);
+    expect(h.bulkJobs()).toHaveLength(0);
+    expect(folderDigest(h.feeds)).toBe(sourceBefore);
+    expect(await h.worker.env.store.snapshotCount(`${automation.slug}#0`)).toBe(snapshotBefore);
+    expect(await h.worker.env.store.ledgerHas(`${automation.slug}#0`, { path: "feed-1.csv", size: 0, modified: null })).toBe(false);
+    expect(existsSync(statePath)).toBe(true);
+    const plan = debugFile(h, debug.id, "plan.csv").split(/\r?\n/);
+    expect(plan[0]).toBe("operation,action,identifier,field,before,after");
+    expect(plan).toContain("create,add,P00001,stock,,1");
+
+    const live = await h.run(automation);
+    expect(live.outcome).toBe("success");
+    const jobs = h.bulkJobs();
+    expect(jobs).toHaveLength(1);
+    for (const [i, job] of jobs.entries()) expect(readFileSync(job.upload, "utf8")).toBe(debugFile(h, debug.id, `bulk-${i + 1}.csv`));
+    // after_import only after the live run applied the file
+    expect(readdirSync(h.feeds)).toEqual(["done"]);
+  });
+
+  it("reports malformed rows with their line numbers and applies the good ones", async () => {
+    const text = csv(HEADER, catalogue(20)) + "P99999,only three,cells\n" + ",no guid,1,1,Acme\n";
+    h.writeFeed("feed-1.csv", text);
+    const run = await h.run(h.automation({ field_map: FIELD_MAP, create: "add", error_limit: "20%" }));
+    expect(run.outcome).toBe("partial");
+    expect(run.counts).toMatchObject({ rows: 22, row_errors: 2, create: 20 });
+    expect(h.items().size).toBe(20);
+    const debugRun = await h.run(h.automation({ field_map: FIELD_MAP, create: "add", error_limit: "20%" }), { mode: "debug" });
+    const errors = debugFile(h, debugRun.id, "errors.csv");
+    expect(errors).toMatch(/^22,.*line 22 has 3 fields, the header has 5/m);
+    expect(errors).toMatch(/^23,/m);
+  });
+});
+
+describe("guards stop before any write", () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await openHarness();
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(100)));
+    await h.run(h.automation({ field_map: FIELD_MAP, create: "add" }), { key: "seed" });
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  const expectNoWrites = (jobsBefore: number, items: string): void => {
+    expect(h.bulkJobs()).toHaveLength(jobsBefore);
+    expect(JSON.stringify([...h.items()])).toBe(items);
+  };
+
+  it("a renamed column names the missing and the available columns", async () => {
+    h.writeFeed("feed-1.csv", csv(["guid", "title", "qty", "cost", "brand"], catalogue(100)));
+    const [jobs, items] = [h.bulkJobs().length, JSON.stringify([...h.items()])];
+    const run = await h.run(h.automation({ field_map: FIELD_MAP, update: "edit" }));
+    expect(run.outcome).toBe("failed");
+    expect(run.error?.code).toBe("header_mismatch");
+    expect(run.error?.message).toContain("stock");
+    expect(run.error?.message).toContain("qty");
+    expectNoWrites(jobs, items);
+  });
+
+  it("an empty feed with remove never removes, even forced", async () => {
+    h.writeFeed("feed-1.csv", HEADER.join(",") + "\n");
+    const [jobs, items] = [h.bulkJobs().length, JSON.stringify([...h.items()])];
+    const run = await h.run(h.automation({ field_map: FIELD_MAP, update: "edit", remove: "end" }), { force: true });
+    expect(run.outcome).toBe("failed");
+    expect(run.guard?.name).toBe("empty_feed");
+    expectNoWrites(jobs, items);
+  });
+
+  it("a feed that would end 60% of the scope stops and says how to force it; forced, it ends them", async () => {
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(40)));
+    const automation = h.automation({ field_map: FIELD_MAP, update: "edit", remove: "end" });
+    const [jobs, items] = [h.bulkJobs().length, JSON.stringify([...h.items()])];
+    const run = await h.run(automation);
+    expect(run.guard?.name).toBe("remove_limit");
+    expect(run.guard?.message).toContain("60 of 100");
+    expect(run.guard?.message).toContain("--force");
+    expectNoWrites(jobs, items);
+    const forced = await h.run(automation, { force: true });
+    expect(forced.outcome).toBe("success");
+    expect(forced.counts.remove).toBe(60);
+    expect(h.items().get("P00099")?.listed).toBe("0");
+  });
+
+  it("20% malformed rows stop the run over the default error_limit", async () => {
+    const bad = Array.from({ length: 20 }, (_, i) => `B${i},too,few`);
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(80)) + bad.join("\n") + "\n");
+    const [jobs, items] = [h.bulkJobs().length, JSON.stringify([...h.items()])];
+    const run = await h.run(h.automation({ field_map: FIELD_MAP, update: "edit" }));
+    expect(run.guard?.name).toBe("error_limit");
+    expect(run.guard?.message).toContain("20 of 100 rows (20%)");
+    expect(run.guard?.message).toContain("--force");
+    expectNoWrites(jobs, items);
+  });
+});
