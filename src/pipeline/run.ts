@@ -6,6 +6,7 @@ import { newCounter } from "../service/index.js";
 import type { RunOutcome, RunRecord } from "../state/index.js";
 import { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
+import { runExport } from "./export-run.js";
 import { runImport, type ImportOutcome } from "./import-run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
 
@@ -49,11 +50,11 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     stage("prepare");
     // Every parameter problem ends the run here, before a connection is opened.
     const automation = resolveAutomation(options.automation, { runId: id, now: now(), secretKey: env.secretKey });
-    if (automation.action !== "import" || automation.type === "fitment") {
-      throw new ConveyorError("usage", `${automation.action} runs of ${automation.type} are not available in this version of the worker`);
+    if (automation.action === "export") result = await runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
+    else {
+      if (automation.type !== "products") throw new ConveyorError("usage", `imports of ${automation.type} are not available in this version of the worker`);
+      result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     }
-    if (automation.type === "orders") throw new ConveyorError("usage", "order imports are not available in this version of the worker");
-    result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     outcome = decideOutcome(result, recorder.record);
   } catch (raw) {
     error = toConveyorError(raw);
