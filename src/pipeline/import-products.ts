@@ -8,6 +8,7 @@ import { applyProductFiles, type ApplyResult } from "./apply-products.js";
 import { BulkBatcher, type BulkFile } from "./bulk-batcher.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
+import { faultPoint } from "./faults.js";
 import { checkGuards, type GuardTrip } from "./guards.js";
 import type { LogWriter } from "./logs.js";
 import { planProduct, planRemoval, type PlannedOp, type ProductAction, type ProductPlanConfig } from "./plan.js";
@@ -155,6 +156,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     input.onStage?.("apply", read.rows);
     const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: config.skip_all, logs: input.logs, signal: input.signal });
     counts.failed += apply.failed.size;
+    faultPoint("after-apply");
 
     input.onStage?.("commit", read.rows);
     await commitSnapshot(input, work, apply, bulkFiles);
