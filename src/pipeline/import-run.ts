@@ -8,6 +8,7 @@ import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { chooseFiles, describeListing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
 import type { GuardTrip } from "./guards.js";
+import { runOrderPass } from "./import-orders.js";
 import { runProductPass } from "./import-products.js";
 import { LogWriter } from "./logs.js";
 import { metadataStore } from "./metadata.js";
@@ -64,7 +65,8 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         recorder.addFile({ name: f.remote.name, size: f.size, sha256: f.sha256, modified: f.remote.modified ? f.remote.modified.toISOString() : null });
         await ctx.debug.addSource(f.localPath, f.remote.name);
       }
-      const pass = await runProductPass({
+      const runPass = automation.type === "orders" ? runOrderPass : runProductPass;
+      const pass = await runPass({
         automation,
         config,
         snapshotKey: ledgerKey(options.key, index),

@@ -1,0 +1,193 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import { OrderGrouper, type ImportMapper, type OrderDraft } from "../mapping/index.js";
+import type { SourceRow } from "../formats/index.js";
+import type { Order } from "../service/index.js";
+import { applyOrderBodies } from "./apply-orders.js";
+import type { ApplyResult } from "./apply-products.js";
+import { checkGuards, type GuardTrip } from "./guards.js";
+import type { ProductPassInput } from "./import-products.js";
+import { OrderBodyBatcher, type OrderBody } from "./order-bodies.js";
+import { orderScalars, planArchive, planOrder, type OrderPlanConfig } from "./plan-orders.js";
+import type { PlannedOp } from "./plan.js";
+import { readAndMap } from "./read.js";
+import { normalizeId, readOrderScope } from "./scope-orders.js";
+
+/**
+ * One orders `file_configs[]` pass of an import, the same stages as a
+ * product pass: read and map, group rows into orders (`OrderGrouper`), read
+ * the scope, plan, guard, and (live only) apply and commit. A debug run
+ * stops after the guards, with the plan and the request bodies written.
+ *
+ * The grouped orders of one file config are held in memory: rows of one
+ * order need not be adjacent, and order files are small (a day's orders or
+ * a pick wave's tracking numbers). `MAX_ORDERS` bounds that; a bigger file
+ * fails the run with a message saying to split it.
+ */
+export const MAX_ORDERS = 100_000;
+
+export type OrderPassInput = ProductPassInput;
+
+export interface OrderPassResult {
+  guard: GuardTrip | null;
+  apply: ApplyResult | null;
+  bodies: OrderBody[];
+}
+
+function planConfig(config: FileConfig): OrderPlanConfig {
+  return {
+    identifier: config.identifier,
+    create: config.create !== undefined,
+    update: config.update !== undefined,
+    remove: config.remove !== undefined,
+    liveDiff: config.diff_update ? { fields: config.diff_fields ? new Set(config.diff_fields) : null, tolerance: config.diff_tolerance } : { fields: null, tolerance: 0 },
+  };
+}
+
+function where(draft: OrderDraft): string {
+  return draft.lines.length > 1 ? ` (lines ${draft.lines.join(", ")})` : "";
+}
+
+/** `service_actions` on an order's fields and addresses; a `items.`/`shipments.`/`refunds.` field an action sets goes to every entry of that list. */
+function serviceActions(mapper: ImportMapper<SourceRow>, draft: OrderDraft, service: Order | undefined): { ok: true } | { skipped: number } | { error: string } {
+  const acted = mapper.applyServiceActions(orderScalars(draft), draft.ignored, service);
+  if (!acted.ok) return "skipped" in acted ? { skipped: acted.skipped.rule } : { error: acted.error.message };
+  for (const f of acted.ignored) draft.ignored.add(f);
+  for (const [field, value] of Object.entries(acted.record)) {
+    const dot = field.indexOf(".");
+    const part = dot < 0 ? "" : field.slice(0, dot);
+    const name = field.slice(dot + 1);
+    if (part === "billing" || part === "shipping") (draft[part] ??= {})[name] = value;
+    else if (part === "items" || part === "refunds") for (const entry of draft[part]) entry[name] = value;
+    else if (part === "shipments") for (const entry of draft.shipments) entry.fields[name] = value;
+    else draft.fields[field] = value;
+  }
+  return { ok: true };
+}
+
+export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResult> {
+  const { config, counts } = input;
+  await mkdir(path.join(input.workDir, "bodies"), { recursive: true });
+  const rowError = async (line: number | null, identifier: string, message: string): Promise<void> => {
+    counts.row_errors++;
+    await input.debug.addError(line, identifier, message);
+  };
+
+  input.onStage?.("read", 0);
+  const grouper = new OrderGrouper();
+  const read = await readAndMap({
+    automation: input.automation,
+    config,
+    files: input.files,
+    debug: input.debug,
+    sink: {
+      record: async (identifier, line, values, ignored) => {
+        const problem = grouper.add(identifier, values, ignored, line);
+        if (problem) return rowError(problem.line, identifier, problem.message);
+        if (grouper.size > MAX_ORDERS) {
+          throw new ConveyorError("file_format", `the file names more than ${MAX_ORDERS} orders; an order import holds one file config's orders in memory`, {
+            details: { line },
+            hint: "Have the partner split the file (a day's orders per file is typical), or import it in parts.",
+          });
+        }
+      },
+    },
+    now: input.now,
+    signal: input.signal,
+    onRows: (rows) => input.onStage?.("read", rows),
+  });
+  counts.rows += read.rows;
+  counts.row_errors += read.rowErrors;
+  counts.skipped += read.skipped;
+  const mapper = read.mapper;
+  if (!mapper) return { guard: null, apply: null, bodies: [] };
+
+  input.onStage?.("scope", read.rows);
+  const drafts = [...grouper.orders()];
+  const scope = await readOrderScope(input.client, config, drafts.map((d) => d.identifier), input.signal);
+
+  input.onStage?.("plan", read.rows);
+  const plan = planConfig(config);
+  const batcher = new OrderBodyBatcher(path.join(input.workDir, "bodies"), input.bulkRows);
+  const record = async (op: PlannedOp): Promise<void> => {
+    counts[op.kind] += 1;
+    await input.debug.addPlan(op);
+    if (op.kind === "skipped" && input.live) input.logs.add({ action: "skip", identifier: op.identifier, result: "warning", message: { reason: op.reason ?? "" } });
+  };
+  const snapshot = input.diff ? await input.store.snapshotGet(input.snapshotKey, drafts.map((d) => d.identifier)) : new Map<string, Record<string, string>>();
+  const committable: Array<{ identifier: string; values: Record<string, string> }> = [];
+  for (const draft of drafts) {
+    const id = normalizeId(draft.identifier);
+    const line = draft.lines[0] ?? null;
+    const oids = scope.ambiguous.get(id);
+    if (oids) {
+      await rowError(line, draft.identifier, `"${draft.identifier}" names ${oids.length} orders in the service (oids ${oids.join(", ")})${where(draft)}: identify orders by oid or order (channel + ordernumber)`);
+      continue;
+    }
+    const service = scope.found.get(id);
+    if (mapper.hasServiceActions) {
+      const acted = serviceActions(mapper, draft, service);
+      if ("skipped" in acted) {
+        await record({ kind: "skipped", action: null, identifier: draft.identifier, line, changes: [], reason: `skipped by service_actions[${acted.skipped}]` });
+        continue;
+      }
+      if ("error" in acted) {
+        await rowError(line, draft.identifier, acted.error);
+        continue;
+      }
+    }
+    const planned = planOrder(plan, { draft, service, snapshot: snapshot.get(draft.identifier) });
+    if ("error" in planned) {
+      await rowError(line, draft.identifier, `${planned.error}${where(draft)}`);
+      continue;
+    }
+    await record(planned.op);
+    if (planned.write) await batcher.add(planned.write);
+    if (planned.op.kind === "create" || planned.op.kind === "update" || planned.op.kind === "unchanged") committable.push({ identifier: draft.identifier, values: orderScalars(draft) });
+  }
+  let removals = 0;
+  if (plan.remove) {
+    for (const candidate of scope.unnamed) {
+      const archive = planArchive(candidate.identifier, candidate.oid);
+      removals++;
+      await record(archive.op);
+      await batcher.add(archive.write);
+    }
+  }
+  const bodies = await batcher.finish();
+  for (const body of bodies) await input.debug.addBulkFile(body.path, body.name);
+
+  const guard = checkGuards({
+    rows: read.rows,
+    rowErrors: counts.row_errors,
+    removals,
+    scopeSize: scope.size,
+    removeConfigured: plan.remove,
+    removeLimit: config.remove_limit,
+    errorLimit: config.error_limit,
+    force: input.force,
+  });
+  if (guard || !input.live) return { guard, apply: null, bodies };
+
+  input.onStage?.("apply", read.rows);
+  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal });
+  counts.failed += apply.failed.size;
+
+  input.onStage?.("commit", read.rows);
+  await commitSnapshot(input, committable, apply, bodies);
+  return { guard: null, apply, bodies };
+}
+
+/** Step 9: applied and unchanged orders' values become the snapshot; failed ones keep theirs. */
+async function commitSnapshot(input: OrderPassInput, committable: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, apply: ApplyResult, bodies: readonly OrderBody[]): Promise<void> {
+  // The store stamps entries with its own clock; prune by the same clock.
+  const started = new Date().toISOString();
+  const ok = committable.filter((e) => !apply.failed.has(e.identifier));
+  for (let i = 0; i < ok.length; i += 1000) await input.store.snapshotPut(input.snapshotKey, ok.slice(i, i + 1000));
+  const archived = bodies.filter((b) => b.action === "archive").flatMap((b) => b.orders.map((o) => o.identifier).filter((id) => !apply.failed.has(id)));
+  if (archived.length) await input.store.snapshotDelete(input.snapshotKey, archived);
+  // A full run leaves a fresh snapshot: what it did not see is forgotten.
+  if (!input.diff) await input.store.snapshotPruneBefore(input.snapshotKey, started);
+}
