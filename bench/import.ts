@@ -1,0 +1,242 @@
+/**
+ * Import pipeline benchmark (issue 5): a 1,000,000-row, ~380 MB quoted CSV of 15 columns, measured as
+ *   1. bare papaparse (header: false),
+ *   2. a debug run of a product import on it against an empty catalogue (all creates),
+ *   3. a live full run loading the catalogue,
+ *   4. 1% of the rows changed (stock) in a new file,
+ *   5. a live diff run of that file.
+ * Each phase runs in its own process, the way `conveyor run` does: worker and embedded service in one
+ * process, so its peak RSS is what a user sees. The phases run compiled JavaScript (tsc into
+ * bench/out/build), as `conveyor run` does: tsx's loader thread alone adds ~35 MB of RSS. Read and write limits are raised to 100,000/min for
+ * every run: at the seed's 60 writes/min, the 200 bulk files of the load would wait ~3.5 minutes.
+ *
+ *   npm run bench:import [-- rows]
+ */
+import { spawn } from "node:child_process";
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { once } from "node:events";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import Papa from "papaparse";
+import { loadSettings } from "../src/config.js";
+import { parseAutomation } from "../src/definition/index.js";
+import { silentLogger } from "../src/log.js";
+import { runAutomation, runFolder } from "../src/pipeline/run.js";
+import { ServiceClient } from "../src/service/index.js";
+import { openWorker } from "../src/worker.js";
+
+const HEADER = ["Item GUID", "Item Number", "Title", "Description", "Brand", "Price", "Qty", "Weight", "EAN", "Category", "Color", "Size", "Material", "Supplier", "Notes"];
+const FIELD_MAP = { guid: "Item GUID", sku: "Item Number", title: "Title", description: "Description", brand: "Brand", price: "Price", stock: "Qty", weight: "Weight", ean: "EAN", category: "Category", color: "Color", size: "Size" };
+const CHANGED_EVERY = 100;
+const FEED = "feed.csv";
+
+function row(r: number, changed: boolean): string[] {
+  const stock = (r * 31) % 500;
+  return [
+    `G${String(r).padStart(12, "0")}`,
+    `SKU-${r}`,
+    `Product ${r} "${["Alpha", "Beta", "Gamma"][r % 3]}" edition`,
+    `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing`,
+    `Brand ${r % 250}`,
+    ((r % 9000) / 100 + 1).toFixed(2),
+    String(changed && r % CHANGED_EVERY === 0 ? stock + 1 : stock),
+    ((r % 5000) / 1000).toFixed(3),
+    String(4_000_000_000_000 + r),
+    `Category ${r % 40} > Sub ${r % 7}`,
+    ["red", "green", "blue", "black"][r % 4] ?? "",
+    String(r % 50),
+    `material-${(r * 7919) % 100000}-abcdefgh`,
+    `supplier-${r % 12}`,
+    `note-${(r * 104729) % 100000}-ijklmnop`,
+  ];
+}
+
+/** Streams the feed to `file`; `changed` bumps the stock of every 100th row. */
+async function generate(file: string, rows: number, changed: boolean): Promise<void> {
+  const quote = (v: string): string => `"${v.replace(/"/g, '""')}"`;
+  const out = createWriteStream(file);
+  let buffer = `${HEADER.map(quote).join(",")}\n`;
+  for (let r = 1; r <= rows; r++) {
+    buffer += `${row(r, changed).map(quote).join(",")}\n`;
+    if (buffer.length > 1 << 20) {
+      if (!out.write(buffer)) await once(out, "drain");
+      buffer = "";
+    }
+  }
+  out.end(buffer);
+  await once(out, "finish");
+}
+
+function automation(): ReturnType<typeof parseAutomation> {
+  return parseAutomation({
+    name: "Bench import",
+    active: 1,
+    schedule: "0 3 * * *",
+    type: "products",
+    action: "import",
+    connection: { type: "sdsftp", path: "feed" },
+    file_configs: [{ name: FEED, min_age: 0, field_map: FIELD_MAP, identifier: "guid", create: "add", update: "edit" }],
+  });
+}
+
+interface PhaseResult {
+  phase: string;
+  rows: number;
+  seconds: number;
+  rowsPerSecond: number;
+  peakRssMb: number;
+  outcome?: string;
+  counts?: Record<string, number>;
+  requests?: { read: number; write: number };
+  bulkFiles?: number;
+  timings?: Array<{ stage: string; seconds: number }>;
+}
+
+async function bare(file: string): Promise<number> {
+  let rows = 0;
+  await new Promise<void>((resolve, reject) => {
+    Papa.parse(createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 }), {
+      header: false,
+      step: () => {
+        rows++;
+      },
+      complete: () => resolve(),
+      error: (err: Error) => reject(err),
+    });
+  });
+  return rows - 1;
+}
+
+async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "seconds" | "rowsPerSecond">> {
+  const parsed = automation();
+  if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
+  const env = { CONVEYOR_DATA_DIR: dataDir, CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000" };
+  const worker = await openWorker(loadSettings({ cwd: dataDir, env }), silentLogger);
+  // Counts the bulk files sent: every client view of the run shares the prototype.
+  let bulkFiles = 0;
+  const submit = ServiceClient.prototype.submitBulk;
+  ServiceClient.prototype.submitBulk = function (this: ServiceClient, ...args: Parameters<ServiceClient["submitBulk"]>) {
+    bulkFiles++;
+    return submit.apply(this, args);
+  };
+  try {
+    const run = await runAutomation(worker.env, {
+      key: "bench-import",
+      automation: parsed.automation,
+      mode: phase === "debug" ? "debug" : "prod",
+      trigger: "manual",
+      diff: phase === "diff",
+      force: false,
+      notify: false,
+      email: null,
+    });
+    if (run.error) throw new Error(`${phase} run ${run.outcome}: ${run.error.message}`);
+    const { rows, ...counts } = run.counts;
+    const summary = JSON.parse(await readFile(path.join(runFolder(dataDir, run.id), "debug", "summary.json"), "utf8")) as { timings: Array<{ stage: string; at: string }> };
+    const timings = summary.timings.slice(0, -1).map((t, i) => ({ stage: t.stage, seconds: (Date.parse(summary.timings[i + 1]?.at ?? t.at) - Date.parse(t.at)) / 1000 }));
+    return { phase, rows, outcome: run.outcome ?? "running", counts, requests: run.requests, bulkFiles, timings };
+  } finally {
+    ServiceClient.prototype.submitBulk = submit;
+    await worker.close();
+  }
+}
+
+async function child(phase: string, dataDir: string, file: string): Promise<void> {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+  const start = process.hrtime.bigint();
+  const result = phase === "bare" ? { phase, rows: await bare(file) } : await runPhase(phase, dataDir);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  clearInterval(timer);
+  // maxRSS also catches a spike shorter than the 100 ms sampling period.
+  const peakRssMb = Math.max(peak, process.resourceUsage().maxRSS * 1024) / 2 ** 20;
+  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb }));
+}
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const BUILD_DIR = path.join(BENCH_DIR, "out", "build");
+
+/** Compiles this file and what it imports; tsc emits despite type errors in files being edited by others. */
+async function compile(): Promise<string> {
+  const root = path.dirname(BENCH_DIR);
+  const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
+  const args = [tsc, path.join(BENCH_DIR, "import.ts"), "--outDir", BUILD_DIR, "--rootDir", root, "--module", "NodeNext", "--moduleResolution", "NodeNext", "--target", "ES2022", "--lib", "ES2023", "--types", "node", "--esModuleInterop", "--resolveJsonModule", "--skipLibCheck"];
+  const proc = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "inherit"] });
+  await once(proc, "exit");
+  const built = path.join(BUILD_DIR, "bench", "import.js");
+  await stat(built);
+  return built;
+}
+
+let script = "";
+
+async function measure(phase: string, dataDir: string, file: string): Promise<PhaseResult> {
+  const proc = spawn(process.execPath, [script, "--child", phase, dataDir, file], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const [code] = (await once(proc, "exit")) as [number];
+  if (code !== 0) throw new Error(`${phase} phase failed with exit code ${code}`);
+  const result = JSON.parse(out) as PhaseResult;
+  const stages = (result.timings ?? []).map((t) => `${t.stage} ${t.seconds.toFixed(1)}`).join(", ");
+  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB${stages ? `  (${stages} s)` : ""}`);
+  return result;
+}
+
+async function main(): Promise<void> {
+  const [flag, phase, dataDir, file] = process.argv.slice(2);
+  if (flag === "--child" && phase && dataDir && file) return child(phase, dataDir, file);
+  const rows = Number(flag ?? 1_000_000);
+  const bulkRows = Number(loadSettings({ env: {} }).bulkRows);
+  script = await compile();
+  const dir = await mkdtemp(path.join(tmpdir(), "bench-import-"));
+  try {
+    const dataDir = path.join(dir, "data");
+    const folder = path.join(dataDir, "storage", "demo", "feed");
+    await mkdir(folder, { recursive: true });
+    const feed = path.join(folder, FEED);
+    await generate(feed, rows, false);
+    const size = (await stat(feed)).size;
+    console.log(`file: ${rows.toLocaleString("en")} rows, ${HEADER.length} quoted columns, ${(size / 1e6).toFixed(0)} MB; ${Object.keys(FIELD_MAP).length} mapped`);
+    const parse = await measure("bare", dataDir, feed);
+    const debug = await measure("debug", dataDir, feed);
+    const load = await measure("load", dataDir, feed);
+    // The changed file replaces the feed: the diff run picks it up as the latest file.
+    await generate(feed, rows, true);
+    const diff = await measure("diff", dataDir, feed);
+
+    const changed = Math.floor(rows / CHANGED_EVERY);
+    const columnSets = 1;
+    const allowedWrites = columnSets * Math.ceil(changed / bulkRows) + 1;
+    const ratio = debug.rowsPerSecond / parse.rowsPerSecond;
+    const peak = Math.max(parse.peakRssMb, debug.peakRssMb, load.peakRssMb, diff.peakRssMb);
+    const checks = {
+      ratio: { value: ratio, target: ">= 0.5", ok: ratio >= 0.5 },
+      peakRssMb: { value: peak, target: "< 300", ok: debug.peakRssMb < 300 && load.peakRssMb < 300 && diff.peakRssMb < 300 },
+      diffWrites: { value: diff.requests?.write ?? 0, target: `<= ${allowedWrites}`, ok: (diff.requests?.write ?? Infinity) <= allowedWrites },
+      diffUpdates: { value: diff.counts?.update ?? 0, target: `= ${changed}`, ok: diff.counts?.update === changed },
+    };
+    const table = [parse, debug, load, diff].map((p) => ({
+      phase: p.phase,
+      "rows/s": Math.round(p.rowsPerSecond),
+      "x bare": Number((p.rowsPerSecond / parse.rowsPerSecond).toFixed(2)),
+      seconds: Number(p.seconds.toFixed(1)),
+      "peak RSS MB": Math.round(p.peakRssMb),
+      writes: p.requests?.write ?? "",
+      reads: p.requests?.read ?? "",
+      "bulk files": p.bulkFiles ?? "",
+      outcome: p.outcome ?? "",
+    }));
+    console.table(table);
+    for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${typeof c.value === "number" ? Number(c.value.toFixed(2)) : c.value} (target ${c.target})`);
+    await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases: [parse, debug, load, diff], checks }, null, 2)}\n`);
+    if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
