@@ -17,7 +17,7 @@ const PASSWORD = "acme-sftp-Pw-5521";
 const FILE = "inventory_20260301.csv";
 
 // In the service before the run: guids differ from skus, so matching by sku is what is tested.
-const SEED = [
+const SEED: Array<Record<string, string>> = [
   // Same stock and cost as the file: live diff (diff_update) leaves it alone.
   { guid: "acme-000123", sku: "000123", title: "Hose clamp 1/2", brand: "Acme", stock: "148", cost: "3.42", price: "7.99" },
   { guid: "acme-000124", sku: "000124", title: "Hose clamp 3/4", brand: "Acme", stock: "10", cost: "3.50", price: "8.99" },
