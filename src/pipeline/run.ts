@@ -52,7 +52,7 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     const automation = resolveAutomation(options.automation, { runId: id, now: now(), secretKey: env.secretKey });
     if (automation.action === "export") result = await runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     else {
-      if (automation.type !== "products") throw new ConveyorError("usage", `imports of ${automation.type} are not available in this version of the worker`);
+      if (automation.type === "fitment") throw new ConveyorError("usage", "imports of fitment are not available: fitment is export only");
       result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     }
     outcome = decideOutcome(result, recorder.record);
