@@ -144,6 +144,7 @@ export function counted(env: OrderEnv): { client: ServiceClient; counter: Reques
 
 /** The log records a run wrote (seed part 2.4 shape). */
 export async function runLogs(env: OrderEnv, runId: string): Promise<LogRecord[]> {
-  const page = await env.worker.env.store.searchLogs({ job_id: runId, account: env.worker.env.account, records: 1000 });
-  return page.logs;
+  // job_id only refines a search field in the seed's log search: filter here.
+  const page = await env.worker.env.store.searchLogs({ account: env.worker.env.account, records: 1000 });
+  return page.logs.filter((l) => l.job_id === runId);
 }
