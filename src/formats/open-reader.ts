@@ -41,7 +41,7 @@ export async function openReader(localPath: string, options: ReadOptions): Promi
   const zip = await openZip(localPath);
   if (zip.isXlsx) {
     zip.close();
-    return openXlsxReader(createReadStream(localPath, { highWaterMark: CHUNK }), options.sheet);
+    return openXlsxReader(createReadStream(localPath, { highWaterMark: CHUNK }), options);
   }
   try {
     const entries = selectEntries(zip.entries, options.name);
@@ -62,7 +62,7 @@ async function openStream(stream: Readable, name: string, options: ReadOptions, 
           hint: "Send the zip archive itself, or a gzip of the data file.",
         });
       }
-      return await openXlsxReader(Readable.from(bytes.chunks, { objectMode: false }), options.sheet, onClose);
+      return await openXlsxReader(Readable.from(bytes.chunks, { objectMode: false }), options, onClose);
     }
     const charset = detectCharset(bytes.head, options.encoding);
     const headText = decodeHead(bytes.head, charset);

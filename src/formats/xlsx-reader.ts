@@ -4,7 +4,7 @@ import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
 import { resolveColumn } from "./columns.js";
 import { offsetsNotFixed } from "./csv-reader.js";
-import type { Accessor, FieldRef, RecordReader, SourceRow } from "./types.js";
+import type { Accessor, FieldRef, ReadOptions, RecordReader, SourceRow } from "./types.js";
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, "0");
@@ -54,9 +54,11 @@ interface SheetInfo {
 
 export async function openXlsxReader(
   input: Readable,
-  sheet: string | number | undefined,
+  options: Pick<ReadOptions, "sheet" | "skip_lines">,
   onClose: () => Promise<void> = async () => {},
 ): Promise<RecordReader> {
+  const sheet = options.sheet;
+  const skipLines = options.skip_lines ?? 0;
   const workbook = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     sharedStrings: "cache",
     styles: "cache",
@@ -86,6 +88,8 @@ export async function openXlsxReader(
         continue;
       }
       for await (const row of ws) {
+        // A title block above the header (price lists have one): sheet rows up to skip_lines are dropped.
+        if (row.number <= skipLines) continue;
         const values = Array.isArray(row.values) ? row.values : [];
         const cells: string[] = [];
         for (let i = 1; i < values.length; i++) cells.push(cellText(values[i]));

@@ -46,4 +46,19 @@ describe("XLSX reader", () => {
       message: expect.stringContaining("Info, Stock"),
     });
   });
+
+  it("drops the sheet rows above the header that skip_lines names (a title row)", async () => {
+    const wb = new ExcelJS.Workbook();
+    const prices = wb.addWorksheet("Prices");
+    prices.addRow(["Dealer price list March 2026"]);
+    prices.addRow(["Part No", "Net Price"]);
+    prices.addRow(["713752E1", 8.06]);
+    const titled = dir.path("titled.xlsx");
+    await wb.xlsx.writeFile(titled);
+    const reader = await openReader(titled, { sheet: "Prices", skip_lines: 1 });
+    expect(await reader.columns()).toEqual(["Part No", "Net Price"]);
+    const get = [reader.accessor("Part No"), reader.accessor("Net Price")];
+    const rows = await allRows(reader);
+    expect(rows.map((r) => [r.line, ...get.map((g) => g?.(r))])).toEqual([[3, "713752E1", "8.06"]]);
+  });
 });
