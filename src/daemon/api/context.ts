@@ -1,0 +1,28 @@
+import type { FastifyRequest } from "fastify";
+import type { Settings } from "../../config.js";
+import { text } from "../../embedded/envelopes.js";
+import type { Logger } from "../../log.js";
+import type { StateStore } from "../../state/index.js";
+import type { AccountStore } from "../accounts.js";
+import type { DefinitionService } from "../definitions.js";
+import type { Metrics } from "../metrics.js";
+import type { RunQueue } from "../queue.js";
+
+/** What the API's routes share: the daemon's parts, handed in so tests can build the API alone. */
+export interface ApiContext {
+  settings: Settings;
+  definitions: DefinitionService;
+  accounts: AccountStore;
+  store: StateStore;
+  queue: RunQueue;
+  metrics: Metrics;
+  logger: Logger;
+  now: () => Date;
+  /** True once the scheduler runs and recovery is done: `/readyz`. */
+  ready: () => boolean;
+}
+
+/** The account of an authenticated request: the auth hook has checked the pair already. */
+export function accountOf(request: FastifyRequest): string {
+  return text(request.headers["x-auth-user"]) ?? "";
+}

@@ -1,0 +1,79 @@
+import type { FastifyRequest } from "fastify";
+import { HttpError, fields, text, truthy } from "../../embedded/envelopes.js";
+
+/** The query parameters a v3 listing accepts (seed part 7); anything else is a 400 that names it. */
+export const LISTING_PARAMS = ["debug", "diff", "user_id", "page", "internal", "showFilters", "sort", "sortorder", "notify", "email", "type", "disableCache"] as const;
+
+/** Items per listing page: the seed says "paginated" without a size; the v1 pages hold 50. */
+export const PAGE_SIZE = 50;
+
+export function query(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(fields(request.query))) {
+    const t = text(v);
+    if (t !== undefined) out[k] = t;
+  }
+  return out;
+}
+
+/** 400 in the validation envelope, code 1, naming the rejected parameters and the valid ones (part 7). */
+export function rejectUnknown(request: FastifyRequest, valid: readonly string[]): Record<string, string> {
+  const q = query(request);
+  const unknown = Object.keys(q).filter((k) => !valid.includes(k));
+  if (unknown.length > 0) {
+    const message = `unknown query parameter${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}; valid parameters: ${valid.join(", ")}`;
+    throw new HttpError(400, message, [{ message, code: 1 }]);
+  }
+  return q;
+}
+
+export function badRequest(message: string): HttpError {
+  return new HttpError(400, message, [{ message, code: 1 }]);
+}
+
+export function positiveInt(value: string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw badRequest(`${name} must be a whole number from 1 to ${max}, not ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** Path `id` is a number (part 4.2). */
+export function pathId(request: FastifyRequest): number {
+  const raw = text(fields(request.params).id) ?? "";
+  if (!/^\d+$/.test(raw)) throw badRequest(`the automation id in the path must be a number, not ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+export function flag(value: string | undefined): boolean {
+  return value !== undefined && truthy(value);
+}
+
+/** The seed's listing envelope: `count` as a string, `timestamp` ISO 8601 UTC, then the array. */
+export function listing<T>(
+  name: string,
+  items: T[],
+  q: Record<string, string>,
+  sortable: Record<string, (item: T) => string | number | null>,
+  now: Date,
+): Record<string, unknown> {
+  const page = positiveInt(q.page, "page", 1);
+  const order = (q.sortorder ?? "asc").toLowerCase();
+  if (order !== "asc" && order !== "desc") throw badRequest(`sortorder must be asc or desc, not ${JSON.stringify(q.sortorder)}`);
+  const sorted = [...items];
+  if (q.sort) {
+    const key = sortable[q.sort];
+    if (!key) throw badRequest(`sort must be one of ${Object.keys(sortable).join(", ")}, not ${JSON.stringify(q.sort)}`);
+    sorted.sort((a, b) => {
+      const x = key(a) ?? "";
+      const y = key(b) ?? "";
+      const cmp = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+      return order === "desc" ? -cmp : cmp;
+    });
+  } else if (order === "desc") sorted.reverse();
+  return { count: String(items.length), timestamp: now.toISOString(), [name]: sorted.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE) };
+}
+
+/** `{id, results:{successful:[{code, message}]}}`: 1 created, 2 updated, 3 deleted or reset (part 2.1). */
+export function mutation(id: number | string, code: 1 | 2 | 3, message: string): Record<string, unknown> {
+  return { id, results: { successful: [{ code, message }] } };
+}

@@ -1,0 +1,86 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { runJson } from "../../cli-output/summary.js";
+import { HttpError, fields, text } from "../../embedded/envelopes.js";
+import { runFolder } from "../../pipeline/run.js";
+import type { RunMode, RunRecord } from "../../state/index.js";
+import { accountOf, type ApiContext } from "./context.js";
+import { badRequest, positiveInt, rejectUnknown } from "./query.js";
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".json": "application/json; charset=utf-8",
+  ".csv": "text/csv; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+  ".xml": "application/xml; charset=utf-8",
+};
+
+export function runView(run: RunRecord): Record<string, unknown> {
+  return { ...runJson(run), account: run.account, force: run.force, notify: run.notify, email: run.email, state: run.finished ? "finished" : "running" };
+}
+
+/** A debug file's path inside the run's folder; a name that climbs out (`..`, absolute) is refused. */
+export function debugFilePath(dataDir: string, runId: string, name: string): string {
+  const folder = path.resolve(runFolder(dataDir, runId), "debug");
+  const file = path.resolve(folder, name);
+  if (name === "" || path.isAbsolute(name) || name.split(/[\\/]/).includes("..") || !file.startsWith(folder + path.sep)) {
+    throw badRequest(`debug file name ${JSON.stringify(name)} is not allowed: give a name from the run's debug_files`);
+  }
+  return file;
+}
+
+const RUN_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/**
+ * Our run-record routes (documented in the README): list runs, one run, its
+ * debug files. A run queued but not started yet has no record: its id is
+ * answered from the queue.
+ */
+export function registerRuns(app: FastifyInstance, ctx: ApiContext): void {
+  const own = async (request: FastifyRequest): Promise<RunRecord | Record<string, unknown>> => {
+    const id = text(fields(request.params).runId) ?? "";
+    if (!RUN_ID.test(id)) throw badRequest(`run id ${JSON.stringify(id)} is not a run id`);
+    const account = accountOf(request);
+    const run = await ctx.store.getRun(id);
+    if (run && run.account === account) return run;
+    const waiting = ctx.queue.list().find((r) => r.id === id);
+    const owner = waiting ? ctx.definitions.byKey(waiting.automation) : null;
+    if (waiting && owner?.account === account) {
+      return { id, automation: waiting.automation, mode: waiting.mode, state: waiting.state === "waiting" ? "queued" : "starting", outcome: null, enqueued: waiting.enqueued };
+    }
+    throw new HttpError(404, `no run ${id} in this account`);
+  };
+
+  app.get("/v3/automations/runs", async (request) => {
+    const q = rejectUnknown(request, ["automation", "limit", "mode"]);
+    if (q.mode !== undefined && q.mode !== "debug" && q.mode !== "prod") throw badRequest(`mode must be debug or prod, not ${JSON.stringify(q.mode)}`);
+    const runs = await ctx.store.listRuns({
+      account: accountOf(request),
+      ...(q.automation ? { automation: q.automation } : {}),
+      ...(q.mode ? { mode: q.mode as RunMode } : {}),
+      limit: positiveInt(q.limit, "limit", 50, 1000),
+    });
+    return { count: String(runs.length), timestamp: ctx.now().toISOString(), runs: runs.map(runView) };
+  });
+
+  app.get("/v3/automations/runs/:runId", async (request) => {
+    const run = await own(request);
+    return "counts" in run ? runView(run as RunRecord) : run;
+  });
+
+  app.get("/v3/automations/runs/:runId/debug-files", async (request) => {
+    const run = await own(request);
+    return { id: run.id, debug_files: "counts" in run ? (run as RunRecord).debug_files : [] };
+  });
+
+  app.get("/v3/automations/runs/:runId/debug-files/*", async (request, reply) => {
+    const run = await own(request);
+    const name = text(fields(request.params)["*"]) ?? "";
+    const file = debugFilePath(ctx.settings.dataDir, String(run.id), name);
+    const info = await stat(file).catch(() => null);
+    if (!info?.isFile()) throw new HttpError(404, `run ${String(run.id)} has no debug file ${JSON.stringify(name)}`);
+    const type = CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream";
+    return reply.header("Content-Type", type).header("Content-Length", String(info.size)).send(createReadStream(file));
+  });
+}

@@ -1,0 +1,133 @@
+import { isEncrypted, maskAutomation, type Automation } from "../../definition/index.js";
+import { MASK, maskDeep } from "../../secrets.js";
+import type { AutomationStatus } from "../../state/index.js";
+import type { PublishedAutomation } from "../catalogue.js";
+import { parameterList, truthyFlag } from "../definition-body.js";
+import type { Effective } from "../definitions.js";
+
+/**
+ * The automation shapes of seed v3 part 2.2, built from the stored raw
+ * definition (what the client wrote, so a GET can be edited and sent back)
+ * and masked: passwords, encrypted parameters, and the parameters that feed a
+ * secret field come back as `********`.
+ */
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function maskEncrypted(value: unknown): unknown {
+  if (typeof value === "string") return isEncrypted(value) ? MASK : value;
+  if (Array.isArray(value)) return value.map(maskEncrypted);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskEncrypted(v)]));
+  return value;
+}
+
+/** Names of the parameters whose values must not be shown: encrypted ones and those feeding a password. */
+function secretParameters(automation: Automation): Set<string> {
+  return new Set(maskAutomation(automation).parameters.filter((p) => p.value === MASK).map((p) => p.name));
+}
+
+export function maskedParameters(raw: unknown, automation: Automation): Json[] {
+  const secret = secretParameters(automation);
+  return parameterList(raw).map((p) => {
+    const hide = (secret.has(String(p.name)) || truthyFlag(p.encrypted)) && p.value !== null && p.value !== "" && p.value !== undefined;
+    return maskEncrypted(maskDeep(hide ? { ...p, value: MASK } : p)) as Json;
+  });
+}
+
+/** The connection with every key of the seed's listed shape, empty where unused (as the service lists it). */
+export function maskedConnection(raw: unknown, automation: Automation): Json {
+  const c = isObject(raw) ? raw : {};
+  const type = typeof c.type === "string" ? c.type : "";
+  const port = automation.connection?.port ?? (type === "sftp" ? 22 : 21);
+  const out: Json = { address: "", password: "", path: "", port, type, username: "", ...maskEncrypted(maskDeep(c)) as Json };
+  for (const k of ["password", "passphrase"]) if (typeof c[k] === "string" && c[k] !== "") out[k] = MASK;
+  if (isObject(out.oauth) && out.oauth.client_secret) out.oauth = { ...out.oauth, client_secret: MASK };
+  return out;
+}
+
+function common(e: Effective): Json {
+  const a = e.automation;
+  return { action: a.action, active: a.active, name: a.name, schedule: a.schedule, slug: e.stored.slug, type: a.type, user_id: e.stored.account, vendor: a.vendor ?? "" };
+}
+
+function fileConfigs(raw: Json): unknown {
+  return maskEncrypted(maskDeep(Array.isArray(raw.file_configs) ? raw.file_configs : []));
+}
+
+export function customListed(e: Effective): Json {
+  const raw = e.raw;
+  return {
+    ...common(e),
+    config: { connection: maskedConnection(raw.connection, e.automation), file_configs: fileConfigs(raw), parameters: maskedParameters(raw.parameters, e.automation) },
+    connection: e.automation.connection?.type ?? "",
+    created: e.stored.created,
+    id: String(e.stored.id),
+    last_modified: e.stored.lastModified,
+    metadata: e.automation.metadata === null ? null : maskDeep(e.automation.metadata),
+    shared: false,
+    shared_id: null,
+  };
+}
+
+export function customFetched(e: Effective): Json {
+  const { action, active, name, schedule, slug, type, user_id, vendor } = common(e);
+  return { action, active, connection: e.automation.connection?.type ?? "", file_configs: fileConfigs(e.raw), id: String(e.stored.id), name, schedule, slug, type, user_id, vendor };
+}
+
+/** Installed parameters: `encrypted` as a number, hidden ones left out, secret values masked. */
+export function installedShape(e: Effective): Json {
+  const hidden = new Set(parameterList(e.published?.raw.parameters).filter((p) => truthyFlag(p.hidden_from_user)).map((p) => String(p.name)));
+  const parameters = maskedParameters(e.raw.parameters, e.automation)
+    .filter((p) => !hidden.has(String(p.name)))
+    .map((p) => ({ description: typeof p.description === "string" ? p.description : "", encrypted: truthyFlag(p.encrypted) ? 1 : 0, name: String(p.name), value: p.value === undefined || p.value === null ? null : String(p.value) }));
+  return { ...common(e), created: e.stored.created, id: String(e.stored.id), last_modified: e.stored.lastModified, parameters, shared_id: e.stored.sharedId };
+}
+
+export function publishedShape(p: PublishedAutomation): Json {
+  const a = p.automation;
+  const parameters: Json = {};
+  for (const param of maskedParameters(p.raw.parameters, a)) {
+    const hidden = truthyFlag(param.hidden_from_user);
+    parameters[String(param.name)] = {
+      description: typeof param.description === "string" ? param.description : "",
+      encrypted: truthyFlag(param.encrypted) ? 1 : 0,
+      hidden_from_user: hidden ? 1 : 0,
+      value: hidden || param.value === undefined || param.value === null ? null : String(param.value),
+    };
+  }
+  return {
+    action: a.action,
+    active: a.active,
+    connection: maskedConnection(p.raw.connection, a),
+    description: a.description ?? "",
+    file_configs: fileConfigs(p.raw),
+    id: p.sharedId,
+    logo: p.logo,
+    name: a.name,
+    parameters,
+    readme: p.readme,
+    schedule: a.schedule,
+    shared: true,
+    shared_id: String(p.sharedId),
+    slug: a.slug,
+    type: a.type,
+    user_id: "",
+    vendor: a.vendor ?? "",
+  };
+}
+
+/** Custom automations report whether a run started and finished (booleans); installed ones the timestamps (seed 2.2). */
+export function statusShape(status: AutomationStatus, kind: "custom" | "installed"): Json {
+  if (kind === "installed") return { ...status };
+  return {
+    ...status,
+    last_run_start_debug: status.last_run_start_debug !== null,
+    last_run_finish_debug: status.last_run_finish_debug !== null,
+    last_run_start_prod: status.last_run_start_prod !== null,
+    last_run_finish_prod: status.last_run_finish_prod !== null,
+  };
+}

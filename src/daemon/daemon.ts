@@ -1,0 +1,160 @@
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import { closeSmtpPools } from "../../connectors/smtp-pool.js";
+import type { Settings } from "../config.js";
+import { loadSecretKey } from "../definition/index.js";
+import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from "../embedded/index.js";
+import { ConveyorError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { openStore, type RunRecord, type StateStore } from "../state/index.js";
+import { AccountStore } from "./accounts.js";
+import { buildApi, API_LIMITS } from "./api/server.js";
+import type { RateLimits } from "../embedded/throttle.js";
+import { Catalogue } from "./catalogue.js";
+import { openDaemonDb, stateDbFile, type DaemonDb } from "./daemon-db.js";
+import { DefinitionService } from "./definitions.js";
+import { DefinitionStore } from "./definitions-store.js";
+import { Environments } from "./environments.js";
+import { DaemonExecutor } from "./executor.js";
+import { startInterruptSweep } from "./lifecycle.js";
+import { Metrics } from "./metrics.js";
+import { Notifier } from "./notify.js";
+import { RunQueue, type DrainResult } from "./queue.js";
+import { Scheduler } from "./scheduler.js";
+import { SqliteSchedulerState } from "./scheduler-state.js";
+import { attachRunLog, automationName, SampleSetup, silenceCandidates } from "./wiring.js";
+
+export interface DaemonOptions {
+  logger: Logger;
+  /** Embedded service overrides (tests slow bulk jobs down or raise limits). */
+  embedded?: Partial<EmbeddedServiceOptions>;
+  apiLimits?: RateLimits;
+  /** Interrupted-run sweep (lifecycle.ts): heartbeat age that counts as dead, and how often to look. */
+  sweepStaleMs?: number;
+  sweepEveryMs?: number;
+  silenceCheckMs?: number;
+}
+
+export interface Daemon {
+  url: string;
+  /** The account the embedded service registered (or the settings' API user), with its token. */
+  defaultAccount: { apiUser: string; apiToken: string } | null;
+  embedded: EmbeddedService | undefined;
+  store: StateStore;
+  queue: RunQueue;
+  definitions: DefinitionService;
+  accounts: AccountStore;
+  api: FastifyInstance;
+  /** Stop scheduling, let runs finish for `graceMs`, cancel the rest, close everything. */
+  shutdown(graceMs: number): Promise<DrainResult>;
+  /** The second signal: cancel running runs now. */
+  cancelAll(): void;
+}
+
+/**
+ * The daemon (`conveyor daemon`, `npm start`): the embedded service unless a
+ * URL is set, the accounts, the definitions (and the samples on a fresh
+ * machine), interrupted runs recovered, the scheduler and the queue, the
+ * notifications, and the HTTP API on `settings.listen`.
+ */
+export async function startDaemon(settings: Settings, options: DaemonOptions): Promise<Daemon> {
+  const { logger } = options;
+  const secretKey = loadSecretKey(settings);
+  const store = openStore(settings);
+  const db: DaemonDb = openDaemonDb(stateDbFile(settings));
+  const accounts = new AccountStore(db, secretKey);
+  let embedded: EmbeddedService | undefined;
+  const closers: Array<() => Promise<void> | void> = [() => store.close(), () => void db.close()];
+  try {
+    const setup = new SampleSetup(settings, db, logger);
+    if (settings.embedded) {
+      await setup.seedProducts();
+      embedded = await startEmbeddedService({ dataDir: settings.dataDir, apiUser: settings.apiUser, apiToken: settings.apiToken, readLimit: settings.readLimit, writeLimit: settings.writeLimit, logger, ...options.embedded });
+      const service = embedded;
+      closers.unshift(() => service.close());
+      accounts.ensure(embedded.apiUser, embedded.apiToken, "embedded");
+    } else if (settings.apiUser && settings.apiToken) {
+      accounts.ensure(settings.apiUser, settings.apiToken, "settings");
+    }
+    const defaultAccount = embedded ? { apiUser: embedded.apiUser, apiToken: embedded.apiToken } : settings.apiUser && settings.apiToken ? { apiUser: settings.apiUser, apiToken: settings.apiToken } : null;
+    const baseUrl = embedded?.url ?? settings.serviceUrl;
+    if (!baseUrl) throw new ConveyorError("settings_invalid", "no service: set CONVEYOR_SERVICE_URL, or leave it unset for the embedded service");
+
+    let scheduler: Scheduler | null = null;
+    const resync = (): void => {
+      void scheduler?.sync(definitions.schedulables()).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
+    };
+    const catalogue = await Catalogue.load(settings.automations ? path.join(settings.automations, "published") : undefined, logger);
+    const definitions = new DefinitionService(new DefinitionStore(db), catalogue, secretKey, resync);
+    if (settings.automations && defaultAccount) await setup.loadAutomations(definitions, defaultAccount.apiUser);
+
+    const environments = new Environments({ settings, store, accounts, baseUrl, logger, secretKey });
+    const finishedRuns: Array<(run: RunRecord) => Promise<void>> = [];
+    const onFinished = async (run: RunRecord): Promise<void> => {
+      for (const fn of finishedRuns) await fn(run).catch((err: unknown) => logger.error({ err }, "after-run step failed"));
+    };
+    const executor = new DaemonExecutor({ definitions, environments, store, logger, onFinished });
+    const queue = new RunQueue({ executor, concurrency: settings.concurrency, maxRunTimeMs: settings.maxRunTimeMs, logger });
+    const schedulerState = SqliteSchedulerState.inDataDir(settings.dataDir);
+    closers.push(() => schedulerState.close());
+    scheduler = new Scheduler({ queue, state: schedulerState, fullRunEveryMs: settings.fullRunEveryMs, logger });
+    const activeScheduler = scheduler;
+    const metrics = new Metrics({
+      queueDepth: () => queue.depth(),
+      nextRuns: () => activeScheduler.scheduled().map((automation) => ({ automation, next: activeScheduler.nextFire(automation) })),
+    });
+    const notifications = new Notifier({ settings, store, db, logger, metrics });
+    finishedRuns.push(async (run) => metrics.observeRun(run));
+    // Awaited inside the run's slot, so a graceful shutdown still sends the mails of the runs it let finish.
+    finishedRuns.push((run) => notifications.afterRun(run, automationName(definitions, run.automation)));
+    attachRunLog(queue, logger);
+
+    const stopSweep = startInterruptSweep(store, {
+      staleMs: options.sweepStaleMs ?? 60_000,
+      everyMs: options.sweepEveryMs ?? 60_000,
+      onRecovered: (runs) => logger.warn({ event: "runs_interrupted", runs: runs.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)"),
+      onError: (err) => logger.error({ err }, "interrupted-run sweep failed"),
+    });
+    const silenceTimer = setInterval(() => void notifications.checkSilence(silenceCandidates(definitions)).catch(() => undefined), options.silenceCheckMs ?? 10 * 60_000);
+    silenceTimer.unref();
+
+    let ready = false;
+    const api = await buildApi({ settings, definitions, accounts, store, queue, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
+    await activeScheduler.sync(definitions.schedulables());
+    await api.listen({ host: settings.listen.host, port: settings.listen.port });
+    const address = api.server.address();
+    const port = typeof address === "object" && address ? address.port : settings.listen.port;
+    const host = settings.listen.host.includes(":") ? `[${settings.listen.host}]` : settings.listen.host;
+    ready = true;
+
+    let shuttingDown: Promise<DrainResult> | null = null;
+    return {
+      url: `http://${host}:${port}`,
+      defaultAccount,
+      embedded,
+      store,
+      queue,
+      definitions,
+      accounts,
+      api,
+      cancelAll: () => queue.cancelAll("shutdown"),
+      shutdown(graceMs: number) {
+        shuttingDown ??= (async () => {
+          await activeScheduler.stop();
+          clearInterval(silenceTimer);
+          stopSweep();
+          const result = await queue.drain(graceMs);
+          await activeScheduler.close();
+          await api.close();
+          closeSmtpPools();
+          for (const close of closers) await close();
+          return result;
+        })();
+        return shuttingDown;
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await Promise.resolve(close()).catch(() => undefined);
+    throw err;
+  }
+}

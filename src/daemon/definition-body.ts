@@ -1,0 +1,105 @@
+import { encryptValue, isEncrypted } from "../definition/index.js";
+import { MASK } from "../secrets.js";
+
+/**
+ * What the daemon does to a definition's raw JSON before it is stored: a
+ * masked value sent back unchanged keeps the stored secret (a client that
+ * GETs, edits one field and sends it all back must not set a password to
+ * `********`), and encrypted parameter values are encrypted at rest.
+ */
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Parameters as an array; published files may key them by name (seed 2.2), which becomes the same array. */
+export function parameterList(value: unknown): Json[] {
+  if (Array.isArray(value)) return value.filter(isObject);
+  if (isObject(value)) return Object.entries(value).flatMap(([name, p]) => (isObject(p) ? [{ name, ...p }] : []));
+  return [];
+}
+
+/** A value that reads `true`/`1` the way the definition's booleans do. */
+export function truthyFlag(value: unknown): boolean {
+  return value === true || value === 1 || value === "1" || value === "true";
+}
+
+/** Parameters: masked values take the stored value; encrypted ones are encrypted. */
+export function sealParameters(parameters: unknown, previous: unknown, key: Buffer): Json[] {
+  const before = new Map(parameterList(previous).map((p) => [String(p.name), p]));
+  return parameterList(parameters).map((p) => {
+    const out = { ...p };
+    const old = before.get(String(p.name));
+    if (out.value === MASK && old) out.value = old.value;
+    if (truthyFlag(out.encrypted) && typeof out.value === "string" && out.value !== "" && !isEncrypted(out.value)) {
+      out.value = encryptValue(out.value, key);
+    }
+    return out;
+  });
+}
+
+const CONNECTION_SECRETS = ["password", "passphrase"] as const;
+
+/** Connection secrets sent back masked keep their stored values. */
+function keepConnectionSecrets(connection: unknown, previous: unknown): unknown {
+  if (!isObject(connection) || !isObject(previous)) return connection;
+  const out = { ...connection };
+  for (const k of CONNECTION_SECRETS) if (out[k] === MASK) out[k] = previous[k];
+  if (isObject(out.oauth) && out.oauth.client_secret === MASK && isObject(previous.oauth)) {
+    out.oauth = { ...out.oauth, client_secret: previous.oauth.client_secret };
+  }
+  return out;
+}
+
+/** A full definition ready to store: secrets kept or sealed against the previous body. */
+export function sealDefinition(raw: Json, previous: Json | null, key: Buffer): Json {
+  const out = { ...raw };
+  if ("parameters" in out) out.parameters = sealParameters(out.parameters, previous?.parameters, key);
+  if ("connection" in out) out.connection = keepConnectionSecrets(out.connection, previous?.connection);
+  return out;
+}
+
+/**
+ * PATCH (seed: "only supplied fields are updated"): top-level keys replace the
+ * stored ones, except `connection`, whose keys are merged one level deep so a
+ * patch of `{connection: {path}}` keeps the address and the password.
+ */
+export function mergePatch(stored: Json, patch: Json): Json {
+  const out = { ...stored };
+  for (const [k, v] of Object.entries(patch)) {
+    out[k] = k === "connection" && isObject(v) && isObject(stored.connection) ? { ...stored.connection, ...v } : v;
+  }
+  return out;
+}
+
+/** Set or add one parameter (PUT …/parameters/{name}). */
+export function withParameter(parameters: unknown, name: string, change: { value: unknown; encrypted?: unknown }): Json[] {
+  const list = parameterList(parameters);
+  const index = list.findIndex((p) => p.name === name);
+  const next: Json = { ...(index >= 0 ? list[index] : { name }), value: change.value };
+  if (change.encrypted !== undefined) next.encrypted = truthyFlag(change.encrypted);
+  return index >= 0 ? list.map((p, i) => (i === index ? next : p)) : [...list, next];
+}
+
+/**
+ * An installed automation as a run sees it (automations.md): the published
+ * configuration with the installer's `active`, schedule and parameter values.
+ * Parameters the installer did not set keep the publisher's value.
+ */
+export function installedDefinition(published: Json, install: Json): Json {
+  const values = new Map(parameterList(install.parameters).map((p) => [String(p.name), p]));
+  const parameters = parameterList(published.parameters).map((p) => {
+    const mine = values.get(String(p.name));
+    if (!mine) return { ...p };
+    return { ...p, value: mine.value ?? null, encrypted: truthyFlag(p.encrypted) || truthyFlag(mine.encrypted) };
+  });
+  return {
+    ...published,
+    active: install.active ?? published.active,
+    ...(typeof install.schedule === "string" ? { schedule: install.schedule } : {}),
+    ...(typeof install.timezone === "string" ? { timezone: install.timezone } : {}),
+    parameters,
+  };
+}

@@ -1,0 +1,115 @@
+import type { DaemonDb } from "./daemon-db.js";
+
+export type AutomationKind = "custom" | "installed";
+
+/**
+ * One stored automation. `body` is the raw definition as written (custom) or
+ * the installer's part (installed: `{active, schedule?, parameters}`), with
+ * encrypted parameter values already encrypted: nothing here is plain secret
+ * except what the definition itself says in clear.
+ */
+export interface StoredAutomation {
+  id: number;
+  account: string;
+  kind: AutomationKind;
+  slug: string;
+  sharedId: string | null;
+  body: Record<string, unknown>;
+  created: string;
+  lastModified: string;
+  /** The file it was loaded from (CONVEYOR_AUTOMATIONS), and that file's hash when last loaded. */
+  source: string | null;
+  sourceHash: string | null;
+}
+
+interface Row {
+  id: number;
+  account: string;
+  kind: string;
+  slug: string;
+  shared_id: string | null;
+  body: string;
+  created: string;
+  last_modified: string;
+  source: string | null;
+  source_hash: string | null;
+}
+
+function fromRow(row: Row): StoredAutomation {
+  return {
+    id: row.id,
+    account: row.account,
+    kind: row.kind === "installed" ? "installed" : "custom",
+    slug: row.slug,
+    sharedId: row.shared_id,
+    body: JSON.parse(row.body) as Record<string, unknown>,
+    created: row.created,
+    lastModified: row.last_modified,
+    source: row.source,
+    sourceHash: row.source_hash,
+  };
+}
+
+export interface NewAutomation {
+  account: string;
+  kind: AutomationKind;
+  slug: string;
+  sharedId?: string | null;
+  body: Record<string, unknown>;
+  source?: string | null;
+  sourceHash?: string | null;
+}
+
+/** The definitions table: plain rows in, plain rows out; validation lives in `DefinitionService`. */
+export class DefinitionStore {
+  constructor(
+    private readonly db: DaemonDb,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  insert(a: NewAutomation): StoredAutomation {
+    const at = this.now().toISOString();
+    const info = this.db
+      .prepare(
+        `INSERT INTO daemon_automations (account, kind, slug, shared_id, body, created, last_modified, source, source_hash)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(a.account, a.kind, a.slug, a.sharedId ?? null, JSON.stringify(a.body), at, at, a.source ?? null, a.sourceHash ?? null);
+    const stored = this.get(Number(info.lastInsertRowid));
+    if (!stored) throw new Error("the inserted automation is missing");
+    return stored;
+  }
+
+  update(id: number, change: { slug: string; body: Record<string, unknown>; sourceHash?: string | null }): void {
+    const sets = ["slug = ?", "body = ?", "last_modified = ?"];
+    const args: Array<string | number | null> = [change.slug, JSON.stringify(change.body), this.now().toISOString()];
+    if (change.sourceHash !== undefined) {
+      sets.push("source_hash = ?");
+      args.push(change.sourceHash);
+    }
+    this.db.prepare(`UPDATE daemon_automations SET ${sets.join(", ")} WHERE id = ?`).run(...args, id);
+  }
+
+  get(id: number): StoredAutomation | null {
+    const row = this.db.prepare("SELECT * FROM daemon_automations WHERE id = ?").get(id) as Row | undefined;
+    return row ? fromRow(row) : null;
+  }
+
+  bySlug(account: string, kind: AutomationKind, slug: string): StoredAutomation | null {
+    const row = this.db.prepare("SELECT * FROM daemon_automations WHERE account = ? AND kind = ? AND slug = ?").get(account, kind, slug) as Row | undefined;
+    return row ? fromRow(row) : null;
+  }
+
+  list(account: string, kind: AutomationKind): StoredAutomation[] {
+    const rows = this.db.prepare("SELECT * FROM daemon_automations WHERE account = ? AND kind = ? ORDER BY id").all(account, kind) as Row[];
+    return rows.map(fromRow);
+  }
+
+  all(): StoredAutomation[] {
+    return (this.db.prepare("SELECT * FROM daemon_automations ORDER BY id").all() as Row[]).map(fromRow);
+  }
+
+  delete(id: number): boolean {
+    return this.db.prepare("DELETE FROM daemon_automations WHERE id = ?").run(id).changes > 0;
+  }
+}

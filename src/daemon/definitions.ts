@@ -1,0 +1,240 @@
+import { parseAutomation, type Automation, type Problem } from "../definition/index.js";
+import { HttpError } from "../embedded/envelopes.js";
+import { describeProblem } from "../definition/index.js";
+import type { Catalogue, PublishedAutomation } from "./catalogue.js";
+import { installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";
+import type { AutomationKind, DefinitionStore, StoredAutomation } from "./definitions-store.js";
+import { definitionVersion, toSchedulable, type SchedulableAutomation } from "./types.js";
+
+type Json = Record<string, unknown>;
+
+export interface Effective {
+  stored: StoredAutomation;
+  /** The definition a run uses (installed: published configuration + the installer's values). */
+  raw: Json;
+  automation: Automation;
+  published?: PublishedAutomation;
+}
+
+function invalid(problems: Problem[]): HttpError {
+  return new HttpError(400, problems.map(describeProblem).join("; "), problems.map((p) => ({ message: describeProblem(p), code: 1 })));
+}
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * The automations of every account, validated on every write: custom ones are
+ * whole definitions, installed ones a published automation plus the
+ * installer's values. Every write either passes `parseAutomation` with the
+ * result stored, or changes nothing and reports every problem.
+ */
+export class DefinitionService {
+  constructor(
+    private readonly store: DefinitionStore,
+    private catalogue: Catalogue,
+    private readonly key: Buffer,
+    private readonly onChange: () => void = () => undefined,
+  ) {}
+
+  get published(): Catalogue {
+    return this.catalogue;
+  }
+
+  setCatalogue(catalogue: Catalogue): void {
+    this.catalogue = catalogue;
+    this.onChange();
+  }
+
+  /** One automation of the account; another account's id is answered exactly like a missing one. */
+  own(account: string, kind: AutomationKind, id: number): StoredAutomation {
+    const stored = Number.isInteger(id) && id > 0 ? this.store.get(id) : null;
+    if (!stored || stored.account !== account || stored.kind !== kind) throw new HttpError(404, `no ${kind} automation with id ${id}`);
+    return stored;
+  }
+
+  list(account: string, kind: AutomationKind): StoredAutomation[] {
+    return this.store.list(account, kind);
+  }
+
+  createCustom(account: string, body: unknown, source?: { file: string; hash: string }): StoredAutomation {
+    if (!isObject(body)) throw invalid([{ path: "", message: "the body must be a JSON object (an automation definition)" }]);
+    const sealed = sealDefinition(body, null, this.key);
+    const automation = this.validate(sealed);
+    const slug = this.freeSlug(account, "custom", automation.slug, typeof body.slug === "string" && body.slug !== "", null);
+    const created = this.store.insert({ account, kind: "custom", slug, body: { ...sealed, slug }, source: source?.file ?? null, sourceHash: source?.hash ?? null });
+    this.onChange();
+    return created;
+  }
+
+  patchCustom(account: string, id: number, patch: unknown): StoredAutomation {
+    const stored = this.own(account, "custom", id);
+    if (!isObject(patch)) throw invalid([{ path: "", message: "the body must be a JSON object with the fields to change" }]);
+    const merged = sealDefinition(mergePatch(stored.body, patch), stored.body, this.key);
+    const automation = this.validate(merged);
+    const explicit = typeof patch.slug === "string" && patch.slug !== "";
+    const slug = explicit || automation.slug !== stored.slug ? this.freeSlug(account, "custom", explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
+    this.store.update(id, { slug, body: { ...merged, slug } });
+    this.onChange();
+    return this.own(account, "custom", id);
+  }
+
+  /** A definition file changed since it was loaded: the file's content replaces the stored definition. */
+  replaceCustom(account: string, id: number, body: unknown, sourceHash: string): StoredAutomation {
+    const stored = this.own(account, "custom", id);
+    if (!isObject(body)) throw invalid([{ path: "", message: "a definition is a JSON object" }]);
+    const sealed = sealDefinition(body, stored.body, this.key);
+    const automation = this.validate(sealed);
+    const slug = this.freeSlug(account, "custom", automation.slug, true, id);
+    this.store.update(id, { slug, body: { ...sealed, slug }, sourceHash });
+    this.onChange();
+    return this.own(account, "custom", id);
+  }
+
+  remove(account: string, kind: AutomationKind, id: number): void {
+    this.own(account, kind, id);
+    this.store.delete(id);
+    this.onChange();
+  }
+
+  setParameter(account: string, kind: AutomationKind, id: number, name: string, body: unknown): StoredAutomation {
+    const stored = this.own(account, kind, id);
+    if (!isObject(body) || !("value" in body)) {
+      throw invalid([{ path: "value", message: "required", allowed: "a body {encrypted: boolean, value: string or null}" }]);
+    }
+    if (body.value !== null && typeof body.value !== "string" && typeof body.value !== "number" && typeof body.value !== "boolean") {
+      throw invalid([{ path: "value", message: "must be a string or null" }]);
+    }
+    if (kind === "installed") {
+      const published = this.publishedOf(stored);
+      const names = parameterList(published.raw.parameters).map((p) => String(p.name));
+      if (!names.includes(name)) throw new HttpError(404, `the automation has no parameter "${name}"; its parameters: ${names.join(", ") || "(none)"}`);
+    }
+    const parameters = sealParameters(withParameter(stored.body.parameters, name, { value: body.value, encrypted: body.encrypted }), stored.body.parameters, this.key);
+    const next = { ...stored.body, parameters };
+    this.validate(kind === "installed" ? installedDefinition(this.publishedOf(stored).raw, next) : next);
+    this.store.update(id, { slug: stored.slug, body: next });
+    this.onChange();
+    return this.own(account, kind, id);
+  }
+
+  install(account: string, body: unknown): StoredAutomation {
+    if (!isObject(body)) throw invalid([{ path: "", message: "the body must be a JSON object {shared_id, active, parameters}" }]);
+    const problems: Problem[] = [];
+    const sharedId = Number(body.shared_id);
+    const published = Number.isInteger(sharedId) ? this.catalogue.get(sharedId) : undefined;
+    if (body.shared_id === undefined) problems.push({ path: "shared_id", message: "required" });
+    else if (!published) problems.push({ path: "shared_id", message: `no published automation ${JSON.stringify(body.shared_id)}`, allowed: this.catalogue.list().map((p) => String(p.sharedId)).join(", ") || "(the catalogue is empty)" });
+    if (body.active === undefined) problems.push({ path: "active", message: "required" });
+    const install: Json = { active: truthyFlag(body.active), parameters: [] };
+    if (typeof body.schedule === "string") install.schedule = body.schedule;
+    problems.push(...this.installParameterProblems(body.parameters, published));
+    if (problems.length > 0 || !published) throw invalid(problems);
+    install.parameters = sealParameters(body.parameters, null, this.key);
+    const automation = this.validate(installedDefinition(published.raw, install));
+    const slug = this.freeSlug(account, "installed", automation.slug, false, null);
+    const created = this.store.insert({ account, kind: "installed", slug, sharedId: String(published.sharedId), body: install });
+    this.onChange();
+    return created;
+  }
+
+  patchInstalled(account: string, id: number, patch: unknown): StoredAutomation {
+    const stored = this.own(account, "installed", id);
+    if (!isObject(patch)) throw invalid([{ path: "", message: "the body must be a JSON object {active, parameters}" }]);
+    const allowed = ["active", "parameters", "schedule", "timezone"];
+    const unknown = Object.keys(patch).filter((k) => !allowed.includes(k));
+    const problems: Problem[] = unknown.map((k) => ({ path: k, message: "cannot be changed on an installed automation", allowed: allowed.join(", ") }));
+    const published = this.publishedOf(stored);
+    if (patch.parameters !== undefined) problems.push(...this.installParameterProblems(patch.parameters, published));
+    if (problems.length > 0) throw invalid(problems);
+    const next: Json = { ...stored.body };
+    if (patch.active !== undefined) next.active = truthyFlag(patch.active);
+    for (const k of ["schedule", "timezone"]) if (typeof patch[k] === "string") next[k] = patch[k];
+    if (patch.parameters !== undefined) {
+      let parameters: unknown = stored.body.parameters;
+      for (const p of parameterList(patch.parameters)) parameters = withParameter(parameters, String(p.name), { value: p.value, encrypted: p.encrypted });
+      next.parameters = sealParameters(parameters, stored.body.parameters, this.key);
+    }
+    this.validate(installedDefinition(published.raw, next));
+    this.store.update(id, { slug: stored.slug, body: next });
+    this.onChange();
+    return this.own(account, "installed", id);
+  }
+
+  /** The definition a run of this automation uses; throws with every problem when it no longer validates. */
+  effective(stored: StoredAutomation): Effective {
+    if (stored.kind === "custom") return { stored, raw: stored.body, automation: this.validate(stored.body) };
+    const published = this.publishedOf(stored);
+    const raw = installedDefinition(published.raw, stored.body);
+    return { stored, raw, automation: this.validate(raw), published };
+  }
+
+  byKey(key: string): StoredAutomation | null {
+    const id = Number(key);
+    return Number.isInteger(id) && id > 0 ? this.store.get(id) : null;
+  }
+
+  /** Every automation the scheduler should know; one that no longer validates is left out. */
+  schedulables(): SchedulableAutomation[] {
+    const out: SchedulableAutomation[] = [];
+    for (const stored of this.store.all()) {
+      try {
+        const e = this.effective(stored);
+        out.push(toSchedulable(String(stored.id), stored.account, e.automation, definitionVersion(e.raw)));
+      } catch {
+        // Reported when someone runs or fetches it; a broken one must not stop the others being scheduled.
+      }
+    }
+    return out;
+  }
+
+  all(): StoredAutomation[] {
+    return this.store.all();
+  }
+
+  bySlug(account: string, slug: string): StoredAutomation | null {
+    return this.store.bySlug(account, "custom", slug);
+  }
+
+  private publishedOf(stored: StoredAutomation): PublishedAutomation {
+    const published = this.catalogue.get(Number(stored.sharedId));
+    if (!published) {
+      throw new HttpError(409, `installed automation ${stored.id} refers to published automation ${stored.sharedId ?? "?"}, which is no longer in the catalogue; delete it or restore the published file`);
+    }
+    return published;
+  }
+
+  private installParameterProblems(parameters: unknown, published: PublishedAutomation | undefined): Problem[] {
+    if (parameters === undefined) return [];
+    if (!Array.isArray(parameters)) return [{ path: "parameters", message: "must be an array of {encrypted, name, value}" }];
+    const names = published ? parameterList(published.raw.parameters).map((p) => String(p.name)) : null;
+    const problems: Problem[] = [];
+    parameters.forEach((p: unknown, i) => {
+      if (!isObject(p)) return problems.push({ path: `parameters[${i}]`, message: "must be an object {encrypted, name, value}" });
+      for (const k of ["encrypted", "name", "value"]) if (!(k in p)) problems.push({ path: `parameters[${i}].${k}`, message: "required" });
+      if (names && typeof p.name === "string" && !names.includes(p.name)) {
+        problems.push({ path: `parameters[${i}].name`, message: `"${p.name}" is not a parameter of this automation`, allowed: names.join(", ") || "(none)" });
+      }
+      return undefined;
+    });
+    return problems;
+  }
+
+  private validate(raw: Json): Automation {
+    const parsed = parseAutomation(raw);
+    if (!parsed.ok) throw invalid(parsed.problems);
+    return parsed.automation;
+  }
+
+  /** Slugs are unique per account; a generated one gets a number, a chosen one that is taken is a problem. */
+  private freeSlug(account: string, kind: AutomationKind, slug: string, explicit: boolean, self: number | null): string {
+    const taken = (s: string): boolean => {
+      const other = this.store.bySlug(account, kind, s);
+      return other !== null && other.id !== self;
+    };
+    if (!taken(slug)) return slug;
+    if (explicit) throw invalid([{ path: "slug", message: `"${slug}" is already the slug of another automation of this account`, allowed: "a slug no other automation of the account uses" }]);
+    for (let n = 2; ; n++) if (!taken(`${slug}-${n}`)) return `${slug}-${n}`;
+  }
+}
