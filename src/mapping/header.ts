@@ -81,7 +81,8 @@ export async function bindFieldMap<Row>(fieldMap: Readonly<Record<string, FieldR
         continue;
       }
       try {
-        getter = "column" in found ? source.accessor(found.column) : null;
+        // Not a column name: with jsonpath or xpath it is an expression only the reader can evaluate.
+        getter = source.accessor("column" in found ? found.column : ref);
       } catch (err) {
         // A reader that matches names itself reports ambiguity by throwing; collect it with the rest.
         if (!isConveyorError(err) || err.code !== "header_mismatch") throw err;

@@ -69,4 +69,15 @@ describe("mapping over the real readers", () => {
       { guid: "A00002", stock: "7" },
     ]);
   });
+
+  it("maps JSON by JSONPath and XML by XPath: expressions go to the reader, not to the column list", async () => {
+    const json = '[{"sku":"000480","attributes":{"price":{"amount":"129.00"}},"barcodes":["0712345678925"]}]';
+    const fromJson = await mapFile("feed.json", json, { field_map: { sku: "$.sku", price: "$.attributes.price.amount", upc: "$.barcodes[0]" }, identifier: "sku" }, { jsonpath: true });
+    expect(fromJson.map((r) => (r.ok ? { ...r.record } : r))).toEqual([{ sku: "000480", price: "129.00", upc: "0712345678925" }]);
+    const xml = "<feed><item><sku>05002E10</sku><availability><quantity>0</quantity></availability></item></feed>";
+    const fromXml = await mapFile("feed.xml", xml, { field_map: { sku: "sku", stock: "availability/quantity" }, identifier: "sku" }, { xpath: true, root: "/feed/item" });
+    expect(fromXml.map((r) => (r.ok ? { ...r.record } : r))).toEqual([{ sku: "05002E10", stock: "0" }]);
+    const missing = await mapFile("feed2.json", json, { field_map: { sku: "$.sku", stock: "$.attributes.inventory.available" }, identifier: "sku" }, { jsonpath: true }).catch((e: unknown) => e);
+    expect((missing as ConveyorError).message).toContain('stock → "$.attributes.inventory.available"');
+  });
 });
