@@ -31,7 +31,13 @@ export interface ReadInput {
   onRows?: (rows: number) => void;
 }
 
-export function readOptions(config: FileConfig): ReadOptions {
+/**
+ * A paginated http feed arrives as one JSON array of the records the
+ * connector cut out of each page (`connection.pagination.records`), so a
+ * `root` describing one page of the API's answer was applied already.
+ */
+export function readOptions(config: FileConfig, connection?: Automation["connection"]): ReadOptions {
+  const paginated = connection?.type === "http" && connection.paginate === true;
   return {
     format: isReadFormat(config.format) ? config.format : undefined,
     delimiter: config.delimiter,
@@ -40,7 +46,7 @@ export function readOptions(config: FileConfig): ReadOptions {
     skip_lines: config.skip_lines,
     encoding: config.encoding,
     sheet: config.sheet,
-    root: config.root,
+    root: paginated ? undefined : config.root,
     jsonpath: config.jsonpath,
     xpath: config.xpath,
     bulk_file: config.bulk_file,
@@ -56,7 +62,7 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
   const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0 };
   let mapper: ImportMapper<SourceRow> | null = null;
   for (const file of input.files) {
-    const reader = await openReader(file.localPath, readOptions(input.config));
+    const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection));
     try {
       const columns = await reader.columns();
       // The header check happens here, before the first row: a renamed column fails the run.
