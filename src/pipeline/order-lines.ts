@@ -56,9 +56,10 @@ function equalEntry(file: Entry, service: Entry, list: ListName): boolean {
   return Object.entries(file).every(([f, v]) => PARAMETERS.has(f) || (list === "shipments" && f === "shipdate" && norm(v) === "NOW") || sameValue(service[f], v));
 }
 
-function differing(file: Entry, service: Entry, idField: string): Entry {
+/** Fields of a matched entry that differ; the field it was matched by (compared without case) is not one of them. */
+function differing(file: Entry, service: Entry, matchedBy: string): Entry {
   const out: Entry = {};
-  for (const [f, v] of Object.entries(file)) if (f !== idField && !PARAMETERS.has(f) && !sameValue(service[f], v)) out[f] = v;
+  for (const [f, v] of Object.entries(file)) if (f !== matchedBy && !PARAMETERS.has(f) && !sameValue(service[f], v)) out[f] = v;
   return out;
 }
 
@@ -81,10 +82,13 @@ export function matchList(list: ListName, file: readonly Entry[], service: reado
     const position = i + 1;
     const id = entry[idField]?.trim();
     let match: Entry | undefined;
+    let matchedBy = idField;
     if (id) match = claim((s) => s[idField] === id);
     else if (list === "shipments" && norm(entry.shiptracking)) match = claim((s) => norm(s.shiptracking) === norm(entry.shiptracking));
-    else if (list === "items" && norm(entry.sku)) match = claim((s) => norm(s.sku) === norm(entry.sku));
-    else match = claim((s) => equalEntry(entry, s, list));
+    else if (list === "items" && norm(entry.sku)) {
+      match = claim((s) => norm(s.sku) === norm(entry.sku));
+      matchedBy = "sku";
+    } else match = claim((s) => equalEntry(entry, s, list));
     if (match === undefined) {
       // An id the order does not have goes to the service as given: its refusal names the id.
       result.send.push({ ...entry });
@@ -94,7 +98,7 @@ export function matchList(list: ListName, file: readonly Entry[], service: reado
     }
     // A known tracking number is never sent again, whatever else the row says.
     if (!id && list === "shipments") return;
-    const changed = differing(entry, match, idField);
+    const changed = differing(entry, match, matchedBy);
     if (Object.keys(changed).length === 0) return;
     result.send.push({ [idField]: match[idField] ?? "", ...changed });
     for (const [f, v] of Object.entries(changed)) result.changes.push({ field: `${list}[${position}].${f}`, before: match[f] ?? null, after: v });

@@ -72,6 +72,22 @@ function lookupQuery(field: string, ids: readonly string[], search: string | und
   return search?.trim() ? `${search.trim()} ${named}` : named;
 }
 
+/**
+ * Every order of a query, page by page. The listing's `count` says when the
+ * last page has come, so a lookup that fits one page costs one request (the
+ * client's generic paging needs an extra, empty page to be sure).
+ */
+async function* orderPages(client: ServiceClient, q: string | undefined, signal: AbortSignal | undefined): AsyncGenerator<Order[]> {
+  let seen = 0;
+  for (let page = 1; ; page++) {
+    const list = await client.listOrders({ q, page, signal });
+    if (list.orders.length === 0) return;
+    yield list.orders;
+    seen += list.orders.length;
+    if (seen >= list.count) return;
+  }
+}
+
 export async function readOrderScope(client: ServiceClient, config: FileConfig, identifiers: readonly string[], signal?: AbortSignal): Promise<OrderScope> {
   const scope: OrderScope = { found: new Map(), ambiguous: new Map(), unnamed: [], size: 0 };
   const field = config.identifier;
@@ -79,7 +95,7 @@ export async function readOrderScope(client: ServiceClient, config: FileConfig, 
   const candidates = new Candidates();
   if (config.remove !== undefined) {
     const q = config.search?.trim() || undefined;
-    for await (const page of client.pageOrders({ q, signal })) {
+    for await (const page of orderPages(client, q, signal)) {
       for (const order of page) {
         const id = normalizeId(text(order[field]));
         if (id === "") continue;
@@ -98,7 +114,7 @@ export async function readOrderScope(client: ServiceClient, config: FileConfig, 
   const ids = [...spelled.values()];
   for (let i = 0; i < ids.length; i += LOOKUP_BATCH) {
     const batch = ids.slice(i, i + LOOKUP_BATCH);
-    for await (const page of client.pageOrders({ q: lookupQuery(field, batch, config.search), signal })) {
+    for await (const page of orderPages(client, lookupQuery(field, batch, config.search), signal)) {
       for (const order of page) {
         const id = normalizeId(text(order[field]));
         // The service's search may match more loosely than equality (numbers, patterns): keep exact hits only.
