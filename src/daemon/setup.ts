@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describeProblem, parseAutomation } from "../definition/index.js";
 import { HttpError } from "../embedded/envelopes.js";
@@ -86,7 +86,13 @@ export async function copySampleStorage(samplesStorage: string, storage: string,
     if (copied.has(rel)) continue;
     const target = path.join(root, ...rel.split("/"));
     await mkdir(path.dirname(target), { recursive: true });
-    if (!existsSync(target)) await copyFile(path.join(samplesStorage, ...rel.split("/")), target);
+    const source = path.join(samplesStorage, ...rel.split("/"));
+    if (!existsSync(target)) {
+      await copyFile(source, target);
+      // The source's time, not now: a fresh copy would look like a file still uploading (min_age) to the first run.
+      const { atime, mtime } = await stat(source);
+      await utimes(target, atime, mtime);
+    }
     copied.add(rel);
     fresh.push(rel);
   }

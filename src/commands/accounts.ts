@@ -1,0 +1,70 @@
+import type { Command } from "commander";
+import { AccountStore } from "../daemon/accounts.js";
+import { openDaemonDb, stateDbFile } from "../daemon/daemon-db.js";
+import { loadSecretKey } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import type { Settings } from "../config.js";
+import { EXIT, runCommand, settingsFrom } from "./context.js";
+
+function withAccounts<T>(settings: Settings, body: (accounts: AccountStore) => T): T {
+  const db = openDaemonDb(stateDbFile(settings));
+  try {
+    return body(new AccountStore(db, loadSecretKey(settings)));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `conveyor accounts add|list|remove`: the daemon's accounts (service.md). A
+ * running daemon sees a change at the next request; tokens are kept encrypted
+ * with the worker's secret key.
+ */
+export function register(program: Command): void {
+  const accounts = program.command("accounts").description("manage the daemon's accounts: an API user and token each, the token kept encrypted");
+
+  accounts
+    .command("add")
+    .description("add an account (or give an existing one a new token); prints the token once when it is generated")
+    .argument("<user>", "API user: the name requests send in X-Auth-User, and the account's service user")
+    .option("--token <token>", "the account's API token (the service's token for a remote service); generated when absent")
+    .option("--json", "print {user, token} as JSON")
+    .action(async (user: string, flags: { token?: string; json?: boolean }, command: Command) => {
+      await runCommand(Boolean(flags.json), async () => {
+        const settings = settingsFrom(command);
+        const token = withAccounts(settings, (store) => store.add(user, flags.token, "cli"));
+        if (flags.json) process.stdout.write(`${JSON.stringify({ user, ...(flags.token ? {} : { token }) })}\n`);
+        else if (flags.token) process.stdout.write(`account ${user} saved\n`);
+        // Shown once, on purpose: it is kept only encrypted and cannot be read back.
+        else process.stdout.write(`account ${user} saved; its API token (shown only now):\n${token}\n`);
+        return EXIT.ok;
+      });
+    });
+
+  accounts
+    .command("list")
+    .description("list the accounts (never their tokens)")
+    .option("--json", "print a JSON array")
+    .action(async (flags: { json?: boolean }, command: Command) => {
+      await runCommand(Boolean(flags.json), async () => {
+        const list = withAccounts(settingsFrom(command), (store) => store.list());
+        if (flags.json) process.stdout.write(`${JSON.stringify(list.map((a) => ({ user: a.apiUser, created: a.created, origin: a.origin })))}\n`);
+        else if (list.length === 0) process.stdout.write("no accounts yet: `conveyor accounts add <user>`, or start the daemon with the embedded service\n");
+        else for (const a of list) process.stdout.write(`${a.apiUser}\t${a.origin}\t${a.created}\n`);
+        return EXIT.ok;
+      });
+    });
+
+  accounts
+    .command("remove")
+    .description("remove an account; its automations stay stored but cannot be reached or run until it is added again")
+    .argument("<user>", "API user")
+    .action(async (user: string, _flags: unknown, command: Command) => {
+      await runCommand(false, async () => {
+        const removed = withAccounts(settingsFrom(command), (store) => store.remove(user));
+        if (!removed) throw new ConveyorError("usage", `no account "${user}"`, { hint: "`conveyor accounts list` shows the accounts" });
+        process.stdout.write(`account ${user} removed\n`);
+        return EXIT.ok;
+      });
+    });
+}

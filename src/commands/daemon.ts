@@ -1,0 +1,55 @@
+import type { Command } from "commander";
+import { destination } from "pino";
+import { startDaemon } from "../daemon/daemon.js";
+import { installSignalHandlers } from "../daemon/lifecycle.js";
+import { createLogger } from "../log.js";
+import { EXIT, runCommand, settingsFrom } from "./context.js";
+
+/** How long a first SIGTERM lets running runs finish before they are canceled. */
+const DEFAULT_GRACE_MS = 30_000;
+
+export function register(program: Command): void {
+  program
+    .command("daemon")
+    .description("serve the automations API, schedule and run the automations (the embedded service and the samples by default)")
+    .option("--grace <seconds>", "on SIGTERM, how long running runs may finish before they are canceled", String(DEFAULT_GRACE_MS / 1000))
+    .addHelpText("after", "\nA first SIGTERM or SIGINT stops scheduling and lets running runs finish for --grace seconds; a second one cancels them at once.")
+    .action(async (flags: { grace: string }, command: Command) => {
+      await runCommand(false, async () => {
+        const settings = settingsFrom(command);
+        const graceMs = Math.max(0, Number(flags.grace) || 0) * 1000;
+        // JSON lines on standard output, one per run event; pino masks secrets.
+        const logger = createLogger({ level: settings.logLevel, destination: destination({ fd: 1, sync: true }) });
+        const daemon = await startDaemon(settings, { logger });
+        const lines = [`Conveyor daemon listening on ${daemon.url}`];
+        if (daemon.defaultAccount) {
+          lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, `API token: ${daemon.defaultAccount.apiToken}`);
+          lines.push(`Try: curl -H "X-Auth-User: ${daemon.defaultAccount.apiUser}" -H "X-Auth-Token: <token>" ${daemon.url}/v3/automations/custom`);
+        }
+        if (daemon.embedded) lines.push(`Embedded service on ${daemon.embedded.url}`);
+        // The token is printed on purpose, once, to the person who started the daemon (stderr, not the log stream).
+        process.stderr.write(`${lines.join("\n")}\n`);
+        return new Promise<number>((resolve) => {
+          installSignalHandlers({
+            onFirst: (signal) => {
+              logger.info({ event: "shutdown", signal, grace_ms: graceMs }, "stopping: no new runs; running runs may finish");
+              void daemon.shutdown(graceMs).then(
+                (result) => {
+                  logger.info({ event: "stopped", ...result }, "daemon stopped");
+                  resolve(EXIT.ok);
+                },
+                (err: unknown) => {
+                  logger.error({ err }, "shutdown failed");
+                  resolve(EXIT.failed);
+                },
+              );
+            },
+            onSecond: (signal) => {
+              logger.warn({ event: "shutdown_forced", signal }, "second signal: canceling running runs now");
+              daemon.cancelAll();
+            },
+          });
+        });
+      });
+    });
+}

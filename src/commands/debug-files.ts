@@ -1,0 +1,40 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { pipeline } from "node:stream/promises";
+import type { Command } from "commander";
+import { ConveyorError } from "../errors.js";
+import { debugFilePath } from "../daemon/api/runs.js";
+import { openStore } from "../state/index.js";
+import { EXIT, runCommand, settingsFrom } from "./context.js";
+
+export function register(program: Command): void {
+  program
+    .command("debug-files")
+    .description("list a run's debug files, or print one (summary.json, plan.csv, bulk-1.csv, errors.csv, records.csv, source/…)")
+    .argument("<run-id>", "the run's id (conveyor runs lists them)")
+    .argument("[name]", "the file to print")
+    .option("--json", "list as a JSON array")
+    .action(async (runId: string, name: string | undefined, flags: { json?: boolean }, command: Command) => {
+      await runCommand(Boolean(flags.json), async () => {
+        const settings = settingsFrom(command);
+        const store = openStore(settings);
+        const run = await store.getRun(runId).finally(() => store.close());
+        if (!run) throw new ConveyorError("usage", `no run ${runId}`, { hint: "`conveyor runs` lists the recorded runs" });
+        if (name === undefined) {
+          if (flags.json) process.stdout.write(`${JSON.stringify(run.debug_files)}\n`);
+          else process.stdout.write(run.debug_files.length ? `${run.debug_files.join("\n")}\n` : `run ${runId} has no debug files\n`);
+          return EXIT.ok;
+        }
+        let file: string;
+        try {
+          file = debugFilePath(settings.dataDir, runId, name);
+        } catch (err) {
+          throw new ConveyorError("usage", (err as Error).message);
+        }
+        const info = await stat(file).catch(() => null);
+        if (!info?.isFile()) throw new ConveyorError("usage", `run ${runId} has no debug file "${name}"; it has: ${run.debug_files.join(", ") || "none"}`);
+        await pipeline(createReadStream(file), process.stdout, { end: false });
+        return EXIT.ok;
+      });
+    });
+}

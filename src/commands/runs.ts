@@ -1,0 +1,61 @@
+import type { Command } from "commander";
+import Table from "cli-table3";
+import { runJson } from "../cli-output/summary.js";
+import { openDaemonDb, stateDbFile } from "../daemon/daemon-db.js";
+import { DefinitionStore } from "../daemon/definitions-store.js";
+import { openStore, type RunRecord } from "../state/index.js";
+import { EXIT, runCommand, settingsFrom } from "./context.js";
+import type { Settings } from "../config.js";
+import { ConveyorError } from "../errors.js";
+
+/** The daemon keys runs by the automation's id; people remember slugs. Both are accepted. */
+function automationKeys(settings: Settings, arg: string): string[] {
+  const keys = [arg];
+  const db = openDaemonDb(stateDbFile(settings));
+  try {
+    for (const a of new DefinitionStore(db).all()) if (a.slug === arg) keys.push(String(a.id));
+  } finally {
+    db.close();
+  }
+  return keys;
+}
+
+export function register(program: Command): void {
+  program
+    .command("runs")
+    .description("list run records, newest first (all automations, or one by id or slug)")
+    .argument("[automation]", "the automation's id (daemon) or slug")
+    .option("--limit <n>", "at most this many runs", "20")
+    .option("--json", "print one JSON array of run records")
+    .action(async (automation: string | undefined, flags: { limit: string; json?: boolean }, command: Command) => {
+      await runCommand(Boolean(flags.json), async () => {
+        const settings = settingsFrom(command);
+        const limit = Number(flags.limit);
+        if (!Number.isInteger(limit) || limit < 1) throw new ConveyorError("usage", `--limit must be a whole number of at least 1, not ${flags.limit}`);
+        const store = openStore(settings);
+        let runs: RunRecord[] = [];
+        try {
+          if (automation === undefined) runs = await store.listRuns({ limit });
+          else for (const key of automationKeys(settings, automation)) runs.push(...(await store.listRuns({ automation: key, limit })));
+        } finally {
+          await store.close();
+        }
+        runs = runs.sort((a, b) => (a.started < b.started ? 1 : -1)).slice(0, limit);
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(runs.map(runJson))}\n`);
+          return EXIT.ok;
+        }
+        if (runs.length === 0) {
+          process.stdout.write("no runs recorded\n");
+          return EXIT.ok;
+        }
+        const table = new Table({ head: ["run", "automation", "mode", "trigger", "outcome", "started", "rows", "changes"], style: { head: [], border: [] } });
+        for (const r of runs) {
+          const c = r.counts;
+          table.push([r.id, r.automation, `${r.mode}${r.diff ? " diff" : ""}`, r.trigger, r.outcome ?? "running", r.started, String(c.rows), `+${c.create} ~${c.update} -${c.remove}`]);
+        }
+        process.stdout.write(`${table.toString()}\n`);
+        return EXIT.ok;
+      });
+    });
+}
