@@ -4,6 +4,10 @@ import { register as check } from "./check.js";
 import { register as show } from "./show.js";
 import { register as run } from "./run.js";
 import { register as ls } from "./ls.js";
+import { register as daemon } from "./daemon.js";
+import { register as accounts } from "./accounts.js";
+import { register as runs } from "./runs.js";
+import { register as debugFiles } from "./debug-files.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -11,4 +15,4 @@ import { register as ls } from "./ls.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service, check, show, run, ls];
+export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles];
