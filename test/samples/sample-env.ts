@@ -27,35 +27,40 @@ export interface SampleEnv {
   close(): Promise<void>;
 }
 
+/** The worker's environment for a sample run: the CLI test gives a child process the same. */
+export function sampleEnvVars(dir: string): Record<string, string> {
+  return {
+    CONVEYOR_DATA_DIR: path.join(dir, "data"),
+    CONVEYOR_READ_LIMIT: "100000",
+    CONVEYOR_WRITE_LIMIT: "100000",
+    CONVEYOR_ALLOW_PRIVATE_HOSTS: "1",
+    CONVEYOR_LOG_LEVEL: "silent",
+  };
+}
+
 export function sampleSettings(dir: string): Settings {
-  return loadSettings({
-    cwd: dir,
-    env: {
-      CONVEYOR_DATA_DIR: path.join(dir, "data"),
-      CONVEYOR_READ_LIMIT: "100000",
-      CONVEYOR_WRITE_LIMIT: "100000",
-      CONVEYOR_ALLOW_PRIVATE_HOSTS: "1",
-      CONVEYOR_LOG_LEVEL: "silent",
-    },
-  });
+  return loadSettings({ cwd: dir, env: sampleEnvVars(dir) });
 }
 
 export async function openSampleEnv(): Promise<SampleEnv> {
   const dir = await mkdtemp(path.join(tmpdir(), "conveyor-samples-"));
+  const env = await openSampleEnvAt(dir);
+  return {
+    ...env,
+    close: async () => {
+      await env.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A worker on the data folder under `dir`, which outlives it: a CLI process can use the same data after close. */
+export async function openSampleEnvAt(dir: string): Promise<SampleEnv> {
   const settings = sampleSettings(dir);
   const worker = await openWorker(settings, silentLogger);
   const storageRoot = path.join(settings.storage, worker.env.account);
   await mkdir(storageRoot, { recursive: true });
-  return {
-    dir,
-    settings,
-    worker,
-    storageRoot,
-    close: async () => {
-      await worker.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  return { dir, settings, worker, storageRoot, close: () => worker.close() };
 }
 
 /** A sample definition as shipped, with the given parameter values set. */
@@ -89,10 +94,10 @@ export async function age(file: string, seconds = 3600): Promise<void> {
   await utimes(file, t, t);
 }
 
-/** Copies `samples/<from>` to `<to>` and ages it. */
+/** Copies `samples/<from>` (or an absolute `from`) to `<to>` and ages it. */
 export async function placeSampleFile(from: string, to: string): Promise<string> {
   await mkdir(path.dirname(to), { recursive: true });
-  await cp(path.join(SAMPLES, from), to);
+  await cp(path.resolve(SAMPLES, from), to);
   await age(to);
   return to;
 }
