@@ -38,7 +38,7 @@ function row(r: number, changed: boolean): string[] {
     `G${String(r).padStart(12, "0")}`,
     `SKU-${r}`,
     `Product ${r} "${["Alpha", "Beta", "Gamma"][r % 3]}" edition`,
-    `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing`,
+    `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua`,
     `Brand ${r % 250}`,
     ((r % 9000) / 100 + 1).toFixed(2),
     String(changed && r % CHANGED_EVERY === 0 ? stock + 1 : stock),
@@ -49,7 +49,7 @@ function row(r: number, changed: boolean): string[] {
     String(r % 50),
     `material-${(r * 7919) % 100000}-abcdefgh`,
     `supplier-${r % 12}`,
-    `note-${(r * 104729) % 100000}-ijklmnop`,
+    `note-${(r * 104729) % 100000}-ijklmnop-qrstuvwx`,
   ];
 }
 

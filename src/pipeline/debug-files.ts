@@ -1,6 +1,7 @@
-import { mkdir, writeFile, copyFile } from "node:fs/promises";
+import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
 import path from "node:path";
-import { openWriter, type RecordWriter } from "../formats/index.js";
+import { csvField, openWriter, type RecordWriter } from "../formats/index.js";
+import { FileSink } from "../formats/sink.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
 import type { PlannedOp } from "./plan.js";
 
@@ -10,8 +11,24 @@ import type { PlannedOp } from "./plan.js";
  * notification and the run record), so a million-row live run does not pay
  * for a million-line plan. Every text passes the secret mask.
  */
+const PLAN_COLUMNS = ["operation", "action", "identifier", "field", "before", "after"];
+
+/** A plan.csv field, quoted by the same rule as every CSV the worker writes. */
+function cell(value: string): string {
+  return csvField(value, ",", '"');
+}
+
+/** Hard-links a file into the debug folder (both live under the run's folder), copying only where linking fails. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  try {
+    await link(from, to);
+  } catch {
+    await copyFile(from, to);
+  }
+}
+
 export class DebugFiles {
-  private plan: RecordWriter | undefined;
+  private plan: FileSink | undefined;
   private errors: RecordWriter | undefined;
   private records: RecordWriter | undefined;
   private recordsKept = 0;
@@ -34,22 +51,40 @@ export class DebugFiles {
     return openWriter(path.join(this.folder, name), { format: "csv", columns });
   }
 
+  /**
+   * A million creates are eleven million plan lines: each operation becomes
+   * one string, with the secret mask run once over all its values and per
+   * value only when that finds something.
+   */
   async addPlan(op: PlannedOp): Promise<void> {
     if (!this.full) return;
-    this.plan ??= await this.writer("plan.csv", ["operation", "action", "identifier", "field", "before", "after"]);
-    const base = { operation: op.kind, action: op.action ?? "", identifier: op.identifier };
+    if (!this.plan) {
+      this.names.add("plan.csv");
+      this.plan = await FileSink.open(path.join(this.folder, "plan.csv"));
+      await this.plan.write(`${PLAN_COLUMNS.join(",")}\r\n`);
+    }
+    const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
     if (op.changes.length === 0) {
-      await this.plan.write({ ...base, field: "", before: "", after: op.reason ?? "" });
+      await this.plan.write(`${prefix},,${cell(op.reason ?? "")}\r\n`);
       return;
     }
-    for (const c of op.changes) {
-      await this.plan.write({ ...base, field: c.field, before: maskSecrets(c.before ?? ""), after: maskSecrets(c.after) });
-    }
+    let all = "";
+    for (const c of op.changes) all += `${c.before ?? ""}\u0000${c.after}\u0000`;
+    const masked = maskSecrets(all) !== all;
+    const mask = (v: string): string => cell(masked ? maskSecrets(v) : v);
+    let text = "";
+    for (const c of op.changes) text += `${prefix}${cell(c.field)},${mask(c.before ?? "")},${mask(c.after)}\r\n`;
+    await this.plan.write(text);
   }
 
   async addError(line: number | null, identifier: string, message: string): Promise<void> {
     this.errors ??= await this.writer("errors.csv", ["line", "identifier", "message"]);
     await this.errors.write({ line: line === null ? "" : String(line), identifier, message: maskSecrets(message) });
+  }
+
+  /** False once records.csv has its `debug_rows` records (and always in a live run). */
+  get wantsRecords(): boolean {
+    return this.full && this.recordsKept < this.maxRecords;
   }
 
   /** The first `debug_rows` mapped records; their columns are fixed by the first one. */
@@ -65,13 +100,13 @@ export class DebugFiles {
   async addSource(localPath: string, name: string): Promise<void> {
     if (!this.full) return;
     const target = path.join("source", path.basename(name));
-    await copyFile(localPath, path.join(this.folder, target));
+    await linkOrCopy(localPath, path.join(this.folder, target));
     this.names.add(target);
   }
 
   async addBulkFile(localPath: string, name: string): Promise<void> {
     if (!this.full) return;
-    await copyFile(localPath, path.join(this.folder, name));
+    await linkOrCopy(localPath, path.join(this.folder, name));
     this.names.add(name);
   }
 
@@ -82,7 +117,8 @@ export class DebugFiles {
 
   /** Closes the writers; the file names relative to the debug folder. */
   async finish(): Promise<string[]> {
-    for (const w of [this.plan, this.errors, this.records]) if (w) await w.close();
+    await this.plan?.close();
+    for (const w of [this.errors, this.records]) if (w) await w.close();
     return [...this.names].sort();
   }
 }

@@ -127,7 +127,8 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
         await record(op);
         planned.push({ seq: row.seq, kind: op.kind, final });
       }
-      work.setPlanned(planned);
+      // Only the commit of a live run reads what was planned back.
+      if (input.live) work.setPlanned(planned);
     }
     let removals = 0;
     for (const ids of work.unmentioned()) {

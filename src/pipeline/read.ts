@@ -76,8 +76,10 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
         counts.rows++;
         const result = mapper.map(row, row.line);
         if (result.ok) {
-          await input.debug.addRecord(fields, result.record);
-          await input.sink.record(result.identifier, result.line, result.record, result.ignored);
+          // Awaited only when there is something to wait for: a million rows, two microtasks each otherwise.
+          if (input.debug.wantsRecords) await input.debug.addRecord(fields, result.record);
+          const sunk = input.sink.record(result.identifier, result.line, result.record, result.ignored);
+          if (sunk) await sunk;
         } else if ("skipped" in result) {
           counts.skipped++;
         } else {

@@ -15,11 +15,15 @@ export interface IncomingRow {
   service: Record<string, string> | undefined;
 }
 
+/** Almost no record has ignored fields: the common case is neither encoded nor parsed. */
+const NONE = "[]";
+
 export class WorkDb {
   private readonly db: Database.Database;
   private readonly insertNew: Database.Statement;
   private readonly replaceOld: Database.Statement;
   private readonly insertScope: Database.Statement;
+  private readonly updatePlanned: Database.Statement;
   private pending: Array<[string, number, string, string]> = [];
   private merged = 0;
 
@@ -35,11 +39,12 @@ export class WorkDb {
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
+    this.updatePlanned = this.db.prepare("UPDATE incoming SET kind = ?, final = ? WHERE seq = ?");
   }
 
   /** Buffered: call `flush()` (or read) before relying on the rows. */
   addIncoming(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void {
-    this.pending.push([identifier, line, JSON.stringify(values), JSON.stringify([...ignored])]);
+    this.pending.push([identifier, line, JSON.stringify(values), ignored.size === 0 ? NONE : JSON.stringify([...ignored])]);
     if (this.pending.length >= 2000) this.flush();
   }
 
@@ -101,7 +106,7 @@ export class WorkDb {
         identifier: r.identifier,
         line: r.line,
         values: JSON.parse(r.v) as Record<string, string>,
-        ignored: JSON.parse(r.ignored) as string[],
+        ignored: r.ignored === NONE ? [] : (JSON.parse(r.ignored) as string[]),
         service: r.svc === null ? undefined : (JSON.parse(r.svc) as Record<string, string>),
       }));
     }
@@ -109,7 +114,7 @@ export class WorkDb {
 
   /** What the plan decided per record, and the values after service actions when they changed them. */
   setPlanned(entries: ReadonlyArray<{ seq: number; kind: string; final: Record<string, string> | null }>): void {
-    const stmt = this.db.prepare("UPDATE incoming SET kind = ?, final = ? WHERE seq = ?");
+    const stmt = this.updatePlanned;
     this.db.transaction(() => {
       for (const e of entries) stmt.run(e.kind, e.final === null ? null : JSON.stringify(e.final), e.seq);
     })();
