@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import Papa from "papaparse";
 import { expect } from "vitest";
 import type { Item } from "../../src/service/index.js";
 import type { RunRecord } from "../../src/state/index.js";
@@ -31,6 +32,8 @@ export async function expectDebugFiles(env: SampleEnv, run: RunRecord, sources: 
     rows += lines.length - 1;
   }
   expect(rows).toBe(writes);
+  // Every row that mapped (none of the samples skips by a vendor action) is a mapped record, under debug_rows.
+  expect(await debugRecords(env, run)).toHaveLength(Math.min(run.counts.rows - run.counts.row_errors, env.settings.debugRows));
 }
 
 export interface ServicePicture {
@@ -52,7 +55,15 @@ export async function expectNoChange(env: SampleEnv, run: RunRecord, before: Ser
   expect(run.requests.write).toBe(1);
 }
 
-/** The parsed `records.csv` header: the mapped fields a debug run shows. */
+/** `records.csv` parsed: the mapped records a debug run shows, every value as text. */
+export async function debugRecords(env: SampleEnv, run: RunRecord): Promise<Array<Record<string, string>>> {
+  const text = await readFile(path.join(debugFolder(env, run), "records.csv"), "utf8");
+  const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true, dynamicTyping: false });
+  expect(parsed.errors).toEqual([]);
+  return parsed.data;
+}
+
+/** The `records.csv` header: the mapped fields a debug run shows. */
 export async function recordsHeader(env: SampleEnv, run: RunRecord): Promise<string[]> {
   const text = await readFile(path.join(debugFolder(env, run), "records.csv"), "utf8");
   return (text.split(/\r?\n/)[0] ?? "").split(",");

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
+import { debugRecords, expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
 import { itemsBySku, loadSample, openSampleEnv, placeSampleFile, readDebug, runSample, seedProducts, type SampleEnv } from "./sample-env.js";
 
 /**
@@ -44,6 +44,12 @@ describe("samples/fixed-width-storage.json", () => {
     expect(run.outcome).toBe("success");
     expect(run.counts).toMatchObject({ rows: 8, row_errors: 0, create: 0, update: 5, unchanged: 0, remove: 0, skipped: 3, failed: 0 });
     await expectDebugFiles(env, run, [FILE]);
+    expect(await debugRecords(env, run)).toEqual(
+      expect.arrayContaining([
+        { sku: "0000012345", stock: "148", cost: "3.42", warehouse: "Bolt & Nut (mainframe)" },
+        { sku: "713752E1", stock: "1204", cost: "8.06", warehouse: "Bolt & Nut (mainframe)" },
+      ]),
+    );
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "stock", "cost", "warehouse"]));
     const plan = await readDebug(env, run, "plan.csv");
     expect(plan).toContain("update,edit,0000012345,stock,,148");

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestFtpServer } from "../helpers/ftp-server.js";
-import { expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
+import { debugRecords, expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
 import { filesContaining, itemsBySku, loadSample, openSampleEnv, placeSampleFile, readDebug, runSample, seedProducts, type SampleEnv } from "./sample-env.js";
 
 /**
@@ -56,6 +56,7 @@ describe("samples/catalogue-zip-ftp.json", () => {
     expect(run.outcome).toBe("success");
     expect(run.counts).toMatchObject({ rows: 8, row_errors: 0, create: 5, update: 2, unchanged: 0, remove: 0, skipped: 1, failed: 0 });
     await expectDebugFiles(env, run, [FILE]);
+    expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([expect.objectContaining({ sku: "0200310", ean: "4006381333955", title: "Linen apron – Größe M", price: "44.1" })]));
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "ean", "title", "price", "weight", "condition", "tags"]));
     const plan = await readDebug(env, run, "plan.csv");
     expect(plan).toContain("create,start,0200310,title,,Linen apron – Größe M");

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FeedServer } from "../helpers/http-feed-server.js";
-import { expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
+import { debugRecords, expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
 import { filesContaining, itemsBySku, loadSample, openSampleEnv, readDebug, runSample, SAMPLES, seedProducts, type SampleEnv } from "./sample-env.js";
 
 /**
@@ -60,6 +60,7 @@ describe("samples/json-api-http.json", () => {
     const source = run.debug_files.find((f) => f.startsWith("source/"));
     expect(source).toBeDefined();
     await expectDebugFiles(env, run, [path.basename(source ?? "")]);
+    expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([expect.objectContaining({ sku: "0045210", upc: "0712345679021", brand: "Bolt & Nut", stock: "310" })]));
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "title", "brand", "price", "stock", "upc"]));
     const plan = await readDebug(env, run, "plan.csv");
     expect(plan).toContain("create,add,000481,brand,,Acme");

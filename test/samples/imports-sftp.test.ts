@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestSftpServer } from "../helpers/sftp-server.js";
 import { filesContaining, itemsBySku, loadSample, openSampleEnv, placeSampleFile, readDebug, runSample, seedProducts, type SampleEnv } from "./sample-env.js";
-import { expectDebugFiles, expectNoChange, servicePicture } from "./expect-run.js";
+import { debugRecords, expectDebugFiles, expectNoChange, servicePicture } from "./expect-run.js";
 
 /**
  * samples/supplier-stock-sftp.json against a real SFTP server: Acme's nightly
@@ -71,6 +71,7 @@ describe("samples/supplier-stock-sftp.json", () => {
     // 12 rows; 000123, 007001 and 009999 already hold the file's values; 010251 is not in the service; 006000 is ended.
     expect(run.counts).toMatchObject({ rows: 12, row_errors: 0, create: 0, update: 8, unchanged: 3, remove: 1, skipped: 1, failed: 0 });
     await expectDebugFiles(env, run, [FILE]);
+    expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([{ sku: "000123", stock: "148", cost: "3.42" }, { sku: "010251", stock: "58", cost: "11.30" }]));
     const plan = await readDebug(env, run, "plan.csv");
     expect(plan).toContain("update,edit,000124,stock,10,96");
     expect(plan).toContain("update,edit,000124,cost,3.50,3.88");

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
+import { debugRecords, expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
 import { itemsBySku, loadSample, openSampleEnv, placeSampleFile, readDebug, runSample, seedProducts, type SampleEnv } from "./sample-env.js";
 
 /**
@@ -42,6 +42,7 @@ describe("samples/price-list-xlsx-storage.json", () => {
     expect(run.outcome).toBe("success");
     expect(run.counts).toMatchObject({ rows: 6, row_errors: 0, create: 0, update: 4, unchanged: 0, remove: 0, skipped: 2, failed: 0 });
     await expectDebugFiles(env, run, [FILE]);
+    expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([{ sku: "0045210", upc: "0712345679021", cost: "4.03", msrp: "6.2", price: "5.84" }]));
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "upc", "cost", "msrp", "price"]));
     const plan = await readDebug(env, run, "plan.csv");
     expect(plan).toContain("update,edit,713752E1,price,,11.69");

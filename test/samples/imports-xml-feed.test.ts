@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FeedServer } from "../helpers/http-feed-server.js";
-import { expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
+import { debugRecords, expectDebugFiles, expectNoChange, recordsHeader, servicePicture } from "./expect-run.js";
 import { filesContaining, itemsBySku, loadSample, openSampleEnv, readDebug, runSample, SAMPLES, seedProducts, type SampleEnv } from "./sample-env.js";
 
 /**
@@ -56,6 +56,7 @@ describe("samples/xml-feed-http.json", () => {
     expect(run.counts).toMatchObject({ rows: 4, row_errors: 0, create: 2, update: 2, unchanged: 0, remove: 0, skipped: 0, failed: 0 });
     expect(feed.seen.map((r) => r.method)).toEqual(["GET"]);
     await expectDebugFiles(env, run, ["products.xml"]);
+    expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([expect.objectContaining({ sku: "05002E10", ean: "4006381334044", price: "85.68", stock: "0" })]));
     expect(await readFile(path.join(env.settings.dataDir, "runs", run.id, "debug", "source", "products.xml"))).toEqual(xml);
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "ean", "title", "price", "stock", "category1"]));
     const plan = await readDebug(env, run, "plan.csv");
