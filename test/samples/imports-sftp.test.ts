@@ -128,10 +128,26 @@ describe("samples/supplier-stock-sftp.json", () => {
     expect(run.error?.code).toBe("file_missing");
   });
 
+  it("more Acme products missing than remove_limit (10 %) allows: the run stops before writing and keeps the file", async () => {
+    await seedProducts(env, [
+      { guid: "acme-006001", sku: "006001", title: "Old clamp 2", brand: "Acme", stock: "1", action: "start" },
+      { guid: "acme-006002", sku: "006002", title: "Old clamp 3", brand: "Acme", stock: "1", action: "start" },
+    ]);
+    remoteFile = await placeSampleFile(`files/acme/${FILE}`, path.join(root, "outgoing", FILE));
+    const before = await servicePicture(env);
+    const run = await runSample(env, await sample(), "prod");
+    expect(run.outcome).toBe("failed");
+    // 006000, 006001 and 006002 are missing: 3 of the 14 Acme products in scope.
+    expect(run.guard).toMatchObject({ name: "remove_limit", message: expect.stringMatching(/3.*14|10 ?%/) });
+    expect(run.counts.remove).toBe(3);
+    expect(await servicePicture(env)).toEqual(before);
+    expect(existsSync(remoteFile)).toBe(true);
+  });
+
   it("no run record, debug file or database holds the SFTP password", async () => {
     expect(await filesContaining(env.settings.dataDir, PASSWORD)).toEqual([]);
     const runs = await env.worker.env.store.listRuns({ automation: (await sample()).slug });
-    expect(runs.length).toBe(3);
+    expect(runs.length).toBe(4);
     expect(JSON.stringify(runs)).not.toContain(PASSWORD);
   });
 });
