@@ -131,7 +131,7 @@ export class ImapMailbox {
       for (const msg of messages.sort((a, b) => a.uid - b.uid)) {
         const date = msg.internalDate instanceof Date ? msg.internalDate : msg.internalDate ? new Date(msg.internalDate) : null;
         for (const att of attachmentsOf(msg.bodyStructure as MessageStructureObject | undefined))
-          files.push({ name: att.name, path: `${msg.uid}/${att.part}/${att.name}`, size: att.size, modified: date, ref: `${uidvalidity}:${msg.uid}:${att.part}` });
+          files.push({ name: att.name, path: `${msg.uid}/${att.part}/${att.name}`, size: att.size, approximateSize: true, modified: date, ref: `${uidvalidity}:${msg.uid}:${att.part}` });
       }
       return files;
     });

@@ -42,6 +42,8 @@ export interface RemoteFile {
   modified: Date | null;
   /** Connector-specific identity (e-mail: uidvalidity/uid/part), opaque to callers. */
   ref?: string;
+  /** `size` is an estimate (an encoded e-mail part): a download of another size is not a cut transfer. */
+  approximateSize?: boolean;
 }
 
 export interface TransferResult {

@@ -86,7 +86,7 @@ export async function downloadFiles(connector: Connector, files: readonly Remote
     // The index keeps two files of the same name (from different folders or messages) apart.
     const localPath = path.join(folder, `${i + 1}-${path.basename(remote.name)}`);
     const { size } = await connector.download(remote, localPath);
-    if (remote.size > 0 && size !== remote.size) {
+    if (remote.size > 0 && !remote.approximateSize && size !== remote.size) {
       throw new ConveyorError("transfer", `${remote.name}: downloaded ${size} bytes but the server listed ${remote.size}`, {
         retryable: true,
         hint: "The file may still be uploading or the transfer was cut; the next run tries again.",
