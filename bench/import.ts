@@ -87,6 +87,8 @@ interface PhaseResult {
   seconds: number;
   rowsPerSecond: number;
   peakRssMb: number;
+  /** V8 heap plus external buffers: what of the RSS is JavaScript's. */
+  peakHeapMb: number;
   outcome?: string;
   counts?: Record<string, number>;
   requests?: { read: number; write: number };
@@ -145,14 +147,19 @@ async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResul
 
 async function child(phase: string, dataDir: string, file: string): Promise<void> {
   let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+  let heap = 0;
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    peak = Math.max(peak, m.rss);
+    heap = Math.max(heap, m.heapTotal + m.external);
+  }, 100);
   const start = process.hrtime.bigint();
   const result = phase === "bare" ? { phase, rows: await bare(file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
   // maxRSS also catches a spike shorter than the 100 ms sampling period.
   const peakRssMb = Math.max(peak, process.resourceUsage().maxRSS * 1024) / 2 ** 20;
-  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb }));
+  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20 }));
 }
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -182,7 +189,7 @@ async function measure(phase: string, dataDir: string, file: string): Promise<Ph
   if (code !== 0) throw new Error(`${phase} phase failed with exit code ${code}`);
   const result = JSON.parse(out) as PhaseResult;
   const stages = (result.timings ?? []).map((t) => `${t.stage} ${t.seconds.toFixed(1)}`).join(", ");
-  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB${stages ? `  (${stages} s)` : ""}`);
+  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)})${stages ? `  (${stages} s)` : ""}`);
   return result;
 }
 

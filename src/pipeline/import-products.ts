@@ -123,9 +123,12 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
           ignored = acted.ignored;
           final = values;
         }
-        const op = planProduct(plan, { identifier: row.identifier, line: row.line, values, ignored, service: row.service, snapshot: snapshot.get(row.identifier) });
+        const before = snapshot.get(row.identifier);
+        const op = planProduct(plan, { identifier: row.identifier, line: row.line, values, ignored, service: row.service, snapshot: before });
         await record(op);
-        planned.push({ seq: row.seq, kind: op.kind, final });
+        // A snapshot entry that already holds these exact values is left alone (no plan mark, so the commit skips
+        // it): in a diff run that is most of a daily feed, not rewritten.
+        if (op.kind !== "unchanged" || before === undefined || !sameRecord(before, values)) planned.push({ seq: row.seq, kind: op.kind, final });
       }
       // Only the commit of a live run reads what was planned back.
       if (input.live) work.setPlanned(planned);
@@ -165,6 +168,13 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
   } finally {
     work.close();
   }
+}
+
+function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) if (a[k] !== b[k]) return false;
+  return true;
 }
 
 /** Step 9: the snapshot takes the values of what was applied (and unchanged); failed records keep their old one. */
