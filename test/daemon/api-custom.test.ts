@@ -27,7 +27,8 @@ afterAll(async () => t.close());
 
 describe("v3 custom automations (seed part 4.2)", () => {
   it("refuses a request without both credentials, or with a wrong token, with 401 and the throttling headers", async () => {
-    for (const headers of [{}, { "X-Auth-User": "demo" }, { "X-Auth-User": "demo", "X-Auth-Token": "wrong-token-123" }, { "X-Auth-Integration": "conveyor" }]) {
+    const variants: Array<Record<string, string>> = [{}, { "X-Auth-User": "demo" }, { "X-Auth-User": "demo", "X-Auth-Token": "wrong-token-123" }, { "X-Auth-Integration": "conveyor" }];
+    for (const headers of variants) {
       const res = await t.request("GET", "/v3/automations/custom", undefined, headers);
       expect(res.status).toBe(401);
       expect(res.body.result).toBe("error");
