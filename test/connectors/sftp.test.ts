@@ -9,9 +9,21 @@ import { sftpTarget } from "./sftp-target.js";
 
 connectorConformance("sftp", () => sftpTarget());
 
+/**
+ * ssh2's generator makes, about once in 200 keys, an encrypted key its own
+ * parser rejects as malformed (measured: 2 of 200, with either cipher): take
+ * the first key that reads back, so the test checks our login, not that bug.
+ */
+function encryptedKeyPair(passphrase: string): ReturnType<typeof ssh2.utils.generateKeyPairSync> {
+  for (;;) {
+    const keys = ssh2.utils.generateKeyPairSync("ed25519", { passphrase, cipher: "aes256-cbc", rounds: 16 });
+    if (!(ssh2.utils.parseKey(keys.private, passphrase) instanceof Error)) return keys;
+  }
+}
+
 describe("sftp host keys and private keys", () => {
   const passphrase = "correct horse battery";
-  const keys = ssh2.utils.generateKeyPairSync("ed25519", { passphrase, cipher: "aes256-cbc", rounds: 16 });
+  const keys = encryptedKeyPair(passphrase);
   let target: Awaited<ReturnType<typeof sftpTarget>>;
   beforeAll(async () => {
     target = await sftpTarget({}, keys.public);
