@@ -111,7 +111,7 @@ async function bare(file: string): Promise<number> {
   return rows - 1;
 }
 
-async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "seconds" | "rowsPerSecond">> {
+async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond">> {
   const parsed = automation();
   if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
   const env = { CONVEYOR_DATA_DIR: dataDir, CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000" };
