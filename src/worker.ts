@@ -44,7 +44,7 @@ export async function openWorker(settings: Settings, logger: Logger = createLogg
     });
   }
   registerSecret(apiToken);
-  const store = openStore(settings);
+  const store = await openStore(settings);
   const client = new ServiceClient({
     baseUrl,
     apiUser,

@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .action(async (runId: string, name: string | undefined, flags: { json?: boolean }, command: Command) => {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
-        const store = openStore(settings);
+        const store = await openStore(settings);
         const run = await store.getRun(runId).finally(() => store.close());
         if (!run) throw new ConveyorError("usage", `no run ${runId}`, { hint: "`conveyor runs` lists the recorded runs" });
         if (name === undefined) {

@@ -50,7 +50,7 @@ export function register(program: Command): void {
         }
         const automation = resolveAutomation(raw, { runId: newRunId(), now: new Date(), secretKey: loadSecretKey(settings) });
         if (!automation.connection) throw new ConveyorError("usage", "the automation has no connection to list");
-        const store = openStore(settings);
+        const store = await openStore(settings);
         const logger = createLogger({ level: flags.verbose ? "debug" : "warn" });
         const connector = createConnector(automation.connection, {
           settings,

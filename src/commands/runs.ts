@@ -32,7 +32,7 @@ export function register(program: Command): void {
         const settings = settingsFrom(command);
         const limit = Number(flags.limit);
         if (!Number.isInteger(limit) || limit < 1) throw new ConveyorError("usage", `--limit must be a whole number of at least 1, not ${flags.limit}`);
-        const store = openStore(settings);
+        const store = await openStore(settings);
         let runs: RunRecord[] = [];
         try {
           if (automation === undefined) runs = await store.listRuns({ limit });

@@ -60,7 +60,7 @@ export interface Daemon {
 export async function startDaemon(settings: Settings, options: DaemonOptions): Promise<Daemon> {
   const { logger } = options;
   const secretKey = loadSecretKey(settings);
-  const store = openStore(settings);
+  const store = await openStore(settings);
   const db: DaemonDb = openDaemonDb(stateDbFile(settings));
   const accounts = new AccountStore(db, secretKey);
   let embedded: EmbeddedService | undefined;

@@ -1,18 +1,29 @@
 import path from "node:path";
 import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
+import { isPostgresUrl } from "./pg-connect.js";
+import { PostgresStore } from "./postgres.js";
 import { SqliteStore } from "./sqlite.js";
 import type { StateStore } from "./types.js";
 
 export * from "./types.js";
 export { deriveStatus } from "./status.js";
+export { isDebugFileName } from "./debug-files.js";
+export { isPostgresUrl } from "./pg-connect.js";
+export { PostgresStore } from "./postgres.js";
 
-/** The state store the settings ask for: SQLite in the data folder unless a PostgreSQL URL is set. */
-export function openStore(settings: Pick<Settings, "dataDir" | "databaseUrl">): StateStore {
+/**
+ * The state store the settings ask for: SQLite in the data folder unless the
+ * URL says otherwise. Async because a PostgreSQL store connects and migrates
+ * its schema before it is handed out: a daemon that cannot reach its database
+ * stops at start with the reason, not at its first run.
+ */
+export async function openStore(settings: Pick<Settings, "dataDir" | "databaseUrl">): Promise<StateStore> {
   const url = settings.databaseUrl;
-  if (!url) return new SqliteStore(path.join(settings.dataDir, "state.db"));
-  if (url.startsWith("sqlite:")) return new SqliteStore(path.resolve(url.slice("sqlite:".length)));
-  throw new ConveyorError("settings_invalid", `CONVEYOR_DATABASE_URL: this build keeps state in SQLite only; unset it or use sqlite:<file>`, {
-    hint: "PostgreSQL state for several daemons is not available yet",
+  if (!url) return new SqliteStore(path.join(settings.dataDir, "state.db"), { dataDir: settings.dataDir });
+  if (url.startsWith("sqlite:")) return new SqliteStore(path.resolve(url.slice("sqlite:".length)), { dataDir: settings.dataDir });
+  if (isPostgresUrl(url)) return PostgresStore.open(url);
+  throw new ConveyorError("settings_invalid", "CONVEYOR_DATABASE_URL must be postgres://… (or postgresql://…) or sqlite:<file>", {
+    hint: "unset it to keep the state in SQLite in the data folder",
   });
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
+import { FolderDebugFiles } from "./debug-files.js";
 import { deriveStatus } from "./status.js";
 import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
 import type {
@@ -15,6 +16,7 @@ import type {
   RunRecord,
   SnapshotEntry,
   StateStore,
+  StoredDebugFile,
 } from "./types.js";
 
 const MIGRATIONS: string[] = [
@@ -39,8 +41,11 @@ const CHUNK = 500;
 /** The embedded default: one SQLite file in the data folder, WAL, migrations by user_version. */
 export class SqliteStore implements StateStore {
   private readonly db: Database.Database;
+  private readonly debugFiles: FolderDebugFiles;
 
-  constructor(file: string) {
+  /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
+  constructor(file: string, options: { dataDir?: string } = {}) {
+    this.debugFiles = new FolderDebugFiles(options.dataDir ?? path.dirname(file));
     mkdirSync(path.dirname(file), { recursive: true });
     try {
       this.db = new Database(file);
@@ -221,6 +226,18 @@ export class SqliteStore implements StateStore {
       if (found > LOG_FOUND_CAP) break;
     }
     return { found: Math.min(found, LOG_FOUND_CAP), found_more_logs: found > LOG_FOUND_CAP, logs };
+  }
+
+  async putDebugFile(runId: string, name: string, file: string): Promise<void> {
+    await this.debugFiles.put(runId, name, file);
+  }
+
+  async getDebugFile(runId: string, name: string): Promise<StoredDebugFile | null> {
+    return this.debugFiles.get(runId, name);
+  }
+
+  async listDebugFiles(runId: string): Promise<string[]> {
+    return this.debugFiles.list(runId);
   }
 
   async getMetadata(automation: string): Promise<Record<string, unknown>> {

@@ -1,3 +1,5 @@
+import type { Readable } from "node:stream";
+
 /**
  * The state a worker keeps between runs: run records, diff snapshots, the
  * processed-file ledger, log records, and each automation's metadata. SQLite
@@ -139,6 +141,12 @@ export interface RunListQuery {
   mode?: RunMode;
 }
 
+/** A debug file of a run as the store keeps it; streamed, since one can be as big as the feed. */
+export interface StoredDebugFile {
+  size: number;
+  open(): Readable;
+}
+
 export interface StateStore {
   createRun(run: RunRecord): Promise<void>;
   /** Merge `patch` into the run; the id never changes. */
@@ -165,6 +173,16 @@ export interface StateStore {
 
   addLogs(account: string, records: readonly LogRecord[]): Promise<void>;
   searchLogs(query: LogQuery): Promise<LogPage>;
+
+  /**
+   * Keeps the run's debug file `name` (written locally at `file`) where every
+   * worker sharing this store can read it. Called when the run ends.
+   */
+  putDebugFile(runId: string, name: string, file: string): Promise<void>;
+  /** null when the run has no such file; the name must pass `isDebugFileName`. */
+  getDebugFile(runId: string, name: string): Promise<StoredDebugFile | null>;
+  /** The names kept for the run, sorted; `source/…` for downloaded files. */
+  listDebugFiles(runId: string): Promise<string[]>;
 
   getMetadata(automation: string): Promise<Record<string, unknown>>;
   setMetadata(automation: string, metadata: Record<string, unknown>): Promise<void>;

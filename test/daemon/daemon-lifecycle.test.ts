@@ -44,7 +44,7 @@ describe("daemon lifecycle with real runs", () => {
     const result = await t.daemon.shutdown(30_000);
     expect(result).toMatchObject({ finished: 1, canceled: 0, stuck: [] });
     const { openStore } = await import("../../src/state/index.js");
-    const store = openStore(t.settings);
+    const store = await openStore(t.settings);
     expect((await store.getRun(String(res.body.id)))?.outcome).toBe("success");
     await store.close();
   }, 60_000);
@@ -57,7 +57,7 @@ describe("daemon lifecycle with real runs", () => {
     expect(result.canceled).toBe(1);
     expect(result.stuck).toEqual([]);
     const { openStore } = await import("../../src/state/index.js");
-    const store = openStore(t.settings);
+    const store = await openStore(t.settings);
     const run = await store.getRun(String(res.body.id));
     expect(run?.outcome).toBe("canceled");
     expect(run?.finished).not.toBeNull();

@@ -122,7 +122,7 @@ describe("recoverInterrupted", () => {
 
   it("marks runs with a stale heartbeat failed (interrupted) and leaves live ones", async () => {
     dir = mkdtempSync(path.join(tmpdir(), "conveyor-life-"));
-    store = openStore({ dataDir: dir, databaseUrl: undefined });
+    store = await openStore({ dataDir: dir, databaseUrl: undefined });
     const now = Date.now();
     const dead = newRunId();
     const live = newRunId();

@@ -1,3 +1,7 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { text } from "node:stream/consumers";
 import { describe, expect, it, beforeEach, afterEach } from "vitest";
 import { emptyCounts, type LogRecord, type RunRecord, type StateStore } from "../../src/state/index.js";
 
@@ -144,6 +148,26 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       // refining fields count only together with a search field
       expect((await store.searchLogs({ account: "demo", result: "error" })).found).toBe(1001);
       expect((await store.searchLogs({ account: "demo", identifier: ["SKU1"], result: "error" })).found).toBe(0);
+    });
+
+    it("keeps a run's debug files for every reader, and refuses names that climb out", async () => {
+      const r = run({ id: "run-debug-1" });
+      await store.createRun(r);
+      const dir = mkdtempSync(path.join(tmpdir(), "conveyor-debug-"));
+      const summary = path.join(dir, "summary.json");
+      const feed = path.join(dir, "feed.csv");
+      writeFileSync(summary, '{"outcome":"success"}\n');
+      writeFileSync(feed, "sku;qty\nA;1\n");
+      await store.putDebugFile(r.id, "summary.json", summary);
+      await store.putDebugFile(r.id, "source/feed.csv", feed);
+      expect(await store.listDebugFiles(r.id)).toEqual(["source/feed.csv", "summary.json"]);
+      const got = await store.getDebugFile(r.id, "source/feed.csv");
+      expect(got?.size).toBe(12);
+      expect(got ? await text(got.open()) : null).toBe("sku;qty\nA;1\n");
+      expect(await store.getDebugFile(r.id, "plan.csv")).toBeNull();
+      expect(await store.listDebugFiles("run-without-files")).toEqual([]);
+      await expect(store.getDebugFile(r.id, "../state.db")).rejects.toThrow(/not allowed/);
+      await expect(store.putDebugFile(r.id, "/etc/passwd", feed)).rejects.toThrow(/not allowed/);
     });
 
     it("keeps an automation's metadata", async () => {

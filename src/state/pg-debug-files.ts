@@ -1,0 +1,61 @@
+import { createReadStream } from "node:fs";
+import { Readable } from "node:stream";
+import type pg from "pg";
+import { checkDebugFileName, checkRunId } from "./debug-files.js";
+import { inTransaction } from "./pg-connect.js";
+import type { StoredDebugFile } from "./types.js";
+
+/** One row per MiB: a debug file (a downloaded feed under `source/`) is streamed in and out, never held whole. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Debug files in PostgreSQL, so any daemon of a cluster serves any run's
+ * files. Written once when the run ends, in one transaction: a reader sees
+ * the whole file or none of it.
+ */
+export class PgDebugFiles {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async put(runId: string, name: string, file: string): Promise<void> {
+    checkRunId(runId);
+    checkDebugFileName(name);
+    await inTransaction(this.pool, async (client) => {
+      await client.query("DELETE FROM debug_files WHERE run_id = $1 AND name = $2", [runId, name]);
+      await client.query("INSERT INTO debug_files (run_id, name, size, chunks) VALUES ($1, $2, 0, 0)", [runId, name]);
+      let seq = 0;
+      let size = 0;
+      for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) {
+        const bytes = chunk as Buffer;
+        await client.query("INSERT INTO debug_file_chunks (run_id, name, seq, bytes) VALUES ($1, $2, $3, $4)", [runId, name, seq++, bytes]);
+        size += bytes.length;
+      }
+      await client.query("UPDATE debug_files SET size = $3, chunks = $4 WHERE run_id = $1 AND name = $2", [runId, name, size, seq]);
+    });
+  }
+
+  async get(runId: string, name: string): Promise<StoredDebugFile | null> {
+    checkRunId(runId);
+    checkDebugFileName(name);
+    const { rows } = await this.pool.query<{ size: string; chunks: number }>("SELECT size, chunks FROM debug_files WHERE run_id = $1 AND name = $2", [runId, name]);
+    const row = rows[0];
+    if (!row) return null;
+    const { chunks: count } = row;
+    const pool = this.pool;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (let seq = 0; seq < count; seq++) {
+        const part = await pool.query<{ bytes: Buffer }>("SELECT bytes FROM debug_file_chunks WHERE run_id = $1 AND name = $2 AND seq = $3", [runId, name, seq]);
+        const bytes = part.rows[0]?.bytes;
+        // The run was pruned while the file was being read: end short rather than hang.
+        if (!bytes) return;
+        yield bytes;
+      }
+    }
+    return { size: Number(row.size), open: () => Readable.from(chunks(), { objectMode: false }) };
+  }
+
+  async list(runId: string): Promise<string[]> {
+    checkRunId(runId);
+    const { rows } = await this.pool.query<{ name: string }>("SELECT name FROM debug_files WHERE run_id = $1 ORDER BY name", [runId]);
+    return rows.map((r) => r.name);
+  }
+}

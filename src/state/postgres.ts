@@ -1,0 +1,247 @@
+import type pg from "pg";
+import { ConveyorError } from "../errors.js";
+import { inTransaction, openPgPool, parsePgUrl, type PgOptions } from "./pg-connect.js";
+import { PgDebugFiles } from "./pg-debug-files.js";
+import { insertLogs, searchLogs } from "./pg-logs.js";
+import { deriveStatus } from "./status.js";
+import type {
+  AutomationStatus,
+  LedgerEntry,
+  LogPage,
+  LogQuery,
+  LogRecord,
+  RunListQuery,
+  RunMode,
+  RunRecord,
+  SnapshotEntry,
+  StateStore,
+  StoredDebugFile,
+} from "./types.js";
+
+const CHUNK = 10_000;
+
+const INTERRUPTED = {
+  code: "interrupted",
+  message: "interrupted: the worker stopped before the run finished; nothing was committed, the next run does the work again",
+};
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The state of several daemons in one PostgreSQL database: the same interface
+ * and the same answers as the SQLite store. Open it with `PostgresStore.open`,
+ * which migrates the schema first. `pool` and `schema` are public so the
+ * daemon's own tables (and the run queue) share the connections.
+ */
+export class PostgresStore implements StateStore {
+  private readonly debugFiles: PgDebugFiles;
+  private closed = false;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+  ) {
+    this.debugFiles = new PgDebugFiles(pool);
+  }
+
+  static async open(url: string, options: PgOptions = {}): Promise<PostgresStore> {
+    const target = parsePgUrl(url, options);
+    return new PostgresStore(await openPgPool(target), target.schema);
+  }
+
+  async createRun(run: RunRecord): Promise<void> {
+    await this.pool.query(
+      "INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+      [run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run)],
+    );
+  }
+
+  /** Read, merge and write under the row's lock, so two writers of one run never lose each other's fields. */
+  async updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ body: RunRecord }>("SELECT body FROM runs WHERE id = $1 FOR UPDATE", [id]);
+      const current = rows[0]?.body;
+      if (!current) throw new ConveyorError("state", `run ${id} does not exist`);
+      const next: RunRecord = { ...current, ...patch, id };
+      await client.query("UPDATE runs SET finished = $2, outcome = $3, heartbeat = $4, body = $5 WHERE id = $1", [id, next.finished, next.outcome, next.heartbeat, JSON.stringify(next)]);
+    });
+  }
+
+  async getRun(id: string): Promise<RunRecord | null> {
+    const { rows } = await this.pool.query<{ body: RunRecord }>("SELECT body FROM runs WHERE id = $1", [id]);
+    return rows[0]?.body ?? null;
+  }
+
+  async listRuns(query: RunListQuery = {}): Promise<RunRecord[]> {
+    const args: unknown[] = [];
+    const where: string[] = [];
+    for (const column of ["automation", "account", "mode"] as const) {
+      const value = query[column];
+      if (value === undefined) continue;
+      args.push(value);
+      where.push(`${column} = $${args.length}`);
+    }
+    args.push(query.limit ?? 100);
+    const sql = `SELECT body FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT $${args.length}`;
+    const { rows } = await this.pool.query<{ body: RunRecord }>(sql, args);
+    return rows.map((r) => r.body);
+  }
+
+  /**
+   * Safe with several daemons sweeping at once: the UPDATE claims the stale
+   * runs (a row another sweep claimed first no longer has a null outcome),
+   * and each daemon gets back only the runs it marked.
+   */
+  async markInterrupted(staleBefore: Date): Promise<RunRecord[]> {
+    const finished = new Date().toISOString();
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ body: RunRecord }>(
+        `UPDATE runs SET outcome = 'failed', finished = $2
+         WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < $1) RETURNING body`,
+        [staleBefore.toISOString(), finished],
+      );
+      const marked = rows.map((r): RunRecord => ({ ...r.body, outcome: "failed", finished, error: { ...INTERRUPTED } }));
+      if (marked.length) {
+        await client.query("UPDATE runs SET body = u.body FROM unnest($1::text[], $2::json[]) AS u(id, body) WHERE runs.id = u.id", [
+          marked.map((r) => r.id),
+          marked.map((r) => JSON.stringify(r)),
+        ]);
+      }
+      return marked.sort((a, b) => (a.started === b.started ? (a.id < b.id ? -1 : 1) : a.started < b.started ? -1 : 1));
+    });
+  }
+
+  async pruneRuns(before: Date): Promise<number> {
+    const result = await this.pool.query("DELETE FROM runs WHERE outcome IS NOT NULL AND started < $1", [before.toISOString()]);
+    return result.rowCount ?? 0;
+  }
+
+  async status(automation: string): Promise<AutomationStatus> {
+    const [runs, resets] = await Promise.all([
+      this.pool.query<{ body: RunRecord }>("SELECT body FROM runs WHERE automation = $1 ORDER BY started DESC, id DESC LIMIT 200", [automation]),
+      this.pool.query<{ mode: RunMode; at: string }>("SELECT mode, at FROM status_reset WHERE automation = $1", [automation]),
+    ]);
+    return deriveStatus(
+      runs.rows.map((r) => r.body),
+      Object.fromEntries(resets.rows.map((r) => [r.mode, r.at])),
+    );
+  }
+
+  async resetStatus(automation: string, mode: RunMode): Promise<void> {
+    await this.pool.query("INSERT INTO status_reset (automation, mode, at) VALUES ($1, $2, $3) ON CONFLICT (automation, mode) DO UPDATE SET at = excluded.at", [
+      automation,
+      mode,
+      new Date().toISOString(),
+    ]);
+  }
+
+  async snapshotGet(key: string, identifiers: readonly string[]): Promise<Map<string, Record<string, string>>> {
+    const out = new Map<string, Record<string, string>>();
+    for (const chunk of chunks(identifiers)) {
+      const { rows } = await this.pool.query<{ identifier: string; v: Record<string, string> }>(
+        `SELECT identifier, "values" AS v FROM snapshots WHERE key = $1 AND identifier = ANY($2::text[])`,
+        [key, chunk],
+      );
+      for (const row of rows) out.set(row.identifier, row.v);
+    }
+    return out;
+  }
+
+  /**
+   * Stamped with this worker's clock, like the SQLite store: the run prunes by
+   * a time it took from the same clock, so a database clock that differs
+   * cannot make a full run forget what it just wrote.
+   */
+  async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
+    const now = new Date().toISOString();
+    // One statement cannot upsert a row twice: the last entry of an identifier wins, as in SQLite.
+    const last = new Map<string, Record<string, string>>();
+    for (const e of entries) last.set(e.identifier, e.values);
+    for (const chunk of chunks([...last])) {
+      await this.pool.query(
+        `INSERT INTO snapshots (key, identifier, "values", updated)
+         SELECT $1, u.identifier, u.v, $4 FROM unnest($2::text[], $3::json[]) AS u(identifier, v)
+         ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated`,
+        [key, chunk.map(([id]) => id), chunk.map(([, v]) => JSON.stringify(v)), now],
+      );
+    }
+  }
+
+  async snapshotDelete(key: string, identifiers: readonly string[]): Promise<void> {
+    for (const chunk of chunks(identifiers)) await this.pool.query("DELETE FROM snapshots WHERE key = $1 AND identifier = ANY($2::text[])", [key, chunk]);
+  }
+
+  async snapshotCount(key: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>("SELECT count(*)::integer AS n FROM snapshots WHERE key = $1", [key]);
+    return rows[0]?.n ?? 0;
+  }
+
+  async snapshotPruneBefore(key: string, since: string): Promise<number> {
+    const result = await this.pool.query("DELETE FROM snapshots WHERE key = $1 AND updated < $2", [key, since]);
+    return result.rowCount ?? 0;
+  }
+
+  async ledgerHas(key: string, entry: LedgerEntry): Promise<boolean> {
+    const { rowCount } = await this.pool.query("SELECT 1 FROM ledger WHERE key = $1 AND path = $2 AND size = $3 AND modified = $4", [
+      key,
+      entry.path,
+      entry.size,
+      entry.modified ?? "",
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async ledgerAdd(key: string, entries: readonly LedgerEntry[]): Promise<void> {
+    const now = new Date().toISOString();
+    for (const chunk of chunks(entries)) {
+      await this.pool.query(
+        `INSERT INTO ledger (key, path, size, modified, added)
+         SELECT $1, u.path, u.size, u.modified, $5 FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(path, size, modified)
+         ON CONFLICT DO NOTHING`,
+        [key, chunk.map((e) => e.path), chunk.map((e) => e.size), chunk.map((e) => e.modified ?? ""), now],
+      );
+    }
+  }
+
+  async addLogs(account: string, records: readonly LogRecord[]): Promise<void> {
+    await insertLogs(this.pool, account, records);
+  }
+
+  async searchLogs(query: LogQuery): Promise<LogPage> {
+    return searchLogs(this.pool, query);
+  }
+
+  async putDebugFile(runId: string, name: string, file: string): Promise<void> {
+    await this.debugFiles.put(runId, name, file);
+  }
+
+  async getDebugFile(runId: string, name: string): Promise<StoredDebugFile | null> {
+    return this.debugFiles.get(runId, name);
+  }
+
+  async listDebugFiles(runId: string): Promise<string[]> {
+    return this.debugFiles.list(runId);
+  }
+
+  async getMetadata(automation: string): Promise<Record<string, unknown>> {
+    const { rows } = await this.pool.query<{ body: Record<string, unknown> }>("SELECT body FROM metadata WHERE automation = $1", [automation]);
+    return rows[0]?.body ?? {};
+  }
+
+  async setMetadata(automation: string, metadata: Record<string, unknown>): Promise<void> {
+    await this.pool.query("INSERT INTO metadata (automation, body) VALUES ($1, $2) ON CONFLICT (automation) DO UPDATE SET body = excluded.body", [
+      automation,
+      JSON.stringify(metadata),
+    ]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

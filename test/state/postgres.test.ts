@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { buffer } from "node:stream/consumers";
+import pg from "pg";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { emptyCounts, openStore, type RunRecord } from "../../src/state/index.js";
+import { PostgresStore } from "../../src/state/postgres.js";
+import { storeSuite } from "./store-suite.js";
+
+/** The PostgreSQL of this machine and of CI; every test gets a schema of its own, dropped afterwards. */
+export const PG_URL = process.env.CONVEYOR_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+const admin = new pg.Pool({ connectionString: PG_URL, max: 2 });
+const schemas: string[] = [];
+
+function freshSchema(): string {
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  schemas.push(name);
+  return name;
+}
+
+afterEach(async () => {
+  for (const s of schemas.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+});
+afterAll(async () => {
+  await admin.end();
+});
+
+storeSuite("postgres", async () => PostgresStore.open(PG_URL, { schema: freshSchema() }));
+
+function run(id: string, heartbeat: string): RunRecord {
+  return {
+    id, automation: "a1", account: "demo", mode: "prod", trigger: "manual", diff: false, force: false, notify: false, email: null,
+    started: heartbeat, finished: null, outcome: null, counts: emptyCounts(), requests: { read: 0, write: 0 }, bytes: 0,
+    files: [], debug_files: [], guard: null, error: null, heartbeat,
+  };
+}
+
+describe("postgres store: several daemons on one database", () => {
+  it("migrates once when several daemons start at the same moment", async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(Array.from({ length: 5 }, () => PostgresStore.open(PG_URL, { schema, poolSize: 2 })));
+    const { rows } = await admin.query<{ version: number }>(`SELECT version FROM "${schema}".conveyor_migrations ORDER BY version`);
+    expect(rows.map((r) => r.version)).toEqual([1, 2]);
+    await stores[0]?.ledgerAdd("k", [{ path: "a", size: 1, modified: null }]);
+    expect(await stores[4]?.ledgerHas("k", { path: "a", size: 1, modified: null })).toBe(true);
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it("hands each interrupted run to exactly one sweeping daemon", async () => {
+    const schema = freshSchema();
+    const a = await PostgresStore.open(PG_URL, { schema });
+    const b = await PostgresStore.open(PG_URL, { schema });
+    const old = "2026-01-01T00:00:00.000Z";
+    for (let i = 0; i < 40; i++) await a.createRun(run(`dead-${String(i).padStart(2, "0")}`, old));
+    await a.createRun(run("alive", new Date(Date.now() + 60_000).toISOString()));
+    const [fromA, fromB] = await Promise.all([a.markInterrupted(new Date()), b.markInterrupted(new Date())]);
+    const ids = [...fromA, ...fromB].map((r) => r.id).sort();
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    expect((await b.getRun("dead-07"))?.error?.code).toBe("interrupted");
+    expect((await b.getRun("alive"))?.outcome).toBeNull();
+    await a.close();
+    await b.close();
+  });
+
+  it("streams a debug file of several MiB in and out, and pruning the run removes it", async () => {
+    const store = await PostgresStore.open(PG_URL, { schema: freshSchema() });
+    const r = { ...run("run-big", new Date().toISOString()), outcome: "success" as const, started: "2026-01-01T00:00:00.000Z" };
+    await store.createRun(r);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-pg-")), "big.csv");
+    const content = randomBytes(3 * 1024 * 1024 + 123);
+    writeFileSync(file, content);
+    await store.putDebugFile(r.id, "source/big.csv", file);
+    const got = await store.getDebugFile(r.id, "source/big.csv");
+    expect(got?.size).toBe(content.length);
+    expect(got ? Buffer.compare(await buffer(got.open()), content) : null).toBe(0);
+    // Put again (a retried upload) replaces, never duplicates.
+    await store.putDebugFile(r.id, "source/big.csv", file);
+    expect(await store.listDebugFiles(r.id)).toEqual(["source/big.csv"]);
+    expect(await store.pruneRuns(new Date())).toBe(1);
+    expect(await store.getDebugFile(r.id, "source/big.csv")).toBeNull();
+    await store.close();
+  });
+
+  it("upserts a batch that names an identifier twice: the last entry wins", async () => {
+    const store = await PostgresStore.open(PG_URL, { schema: freshSchema() });
+    await store.snapshotPut("k", [
+      { identifier: "A", values: { v: "1" } },
+      { identifier: "A", values: { v: "2" } },
+    ]);
+    expect(Object.fromEntries(await store.snapshotGet("k", ["A"]))).toEqual({ A: { v: "2" } });
+    await store.close();
+  });
+
+  it("openStore takes the schema from the URL and says clearly when the server cannot be reached", async () => {
+    const schema = freshSchema();
+    const store = await openStore({ dataDir: tmpdir(), databaseUrl: `${PG_URL}?schema=${schema}` });
+    expect(store).toBeInstanceOf(PostgresStore);
+    expect((store as PostgresStore).schema).toBe(schema);
+    await store.close();
+    const bad = openStore({ dataDir: tmpdir(), databaseUrl: "postgres://conveyor:very-secret-pw@127.0.0.1:1/none" });
+    await expect(bad).rejects.toThrow(/cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none/);
+    await expect(bad).rejects.not.toThrow(/very-secret-pw/);
+    await expect(openStore({ dataDir: tmpdir(), databaseUrl: `${PG_URL}?schema=Bad-Name` })).rejects.toThrow(/schema "Bad-Name" is not allowed/);
+  }, 30_000);
+});
