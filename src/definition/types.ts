@@ -1,4 +1,5 @@
 import type { ConnectionConfig } from "../../connectors/types.js";
+import { ACTION_FUNCTIONS, type ActionFunctionName } from "../mapping/action-functions.js";
 
 /**
  * The normalized automation: what `parseAutomation` returns and every later
@@ -32,21 +33,8 @@ export type Limit = { kind: "count"; value: number } | { kind: "share"; value: n
 
 export type AfterImport = "keep" | "delete" | { move: string };
 
-export const ACTION_FUNCTIONS = [
-  "setValue",
-  "ignoreValue",
-  "remapField",
-  "calculate",
-  "replace",
-  "prefix",
-  "suffix",
-  "trim",
-  "uppercase",
-  "lowercase",
-  "truncate",
-  "skip",
-] as const;
-export type ActionFunctionName = (typeof ACTION_FUNCTIONS)[number];
+// The function names live with their implementations; the schema checks against the same list.
+export { ACTION_FUNCTIONS, type ActionFunctionName };
 
 /** One function of a rule. `ignoreField` is normalized to `ignoreValue`; field-or-array arguments to `string[]`. */
 export type ActionFunction =

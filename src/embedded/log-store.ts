@@ -1,28 +1,8 @@
 import type { Db } from "./db.js";
 import { sqlTime } from "./db.js";
+import type { LogRecord } from "../state/types.js";
 
-/** A log record as v3 part 2.4 states it: strings, except three numbers. */
-export interface LogRecord {
-  action: string;
-  channel_id: string;
-  context: string;
-  field_data: string;
-  id: string;
-  identifier: string;
-  job_id: string;
-  integration: string;
-  message: string;
-  method: string;
-  operation: string;
-  request_id: string;
-  result: string;
-  sd_user_id: string;
-  timestamp: string;
-  type: string;
-  instance: number;
-  log_level: number;
-  sd_acct_id: number;
-}
+export type { LogRecord };
 
 /** Who caused a change: a single API call or a bulk row (job_id and request_id tie the rows to the job). */
 export interface ChangeSource {

@@ -1,5 +1,6 @@
 import type { ServiceCaller } from "./http.js";
 import { asRecord, isRecord, v1Failure } from "./response.js";
+import type { LogRecord } from "../state/types.js";
 
 /** Search parameters of seed v3 part 4.4 (also accepted by v1 `POST /logs`). */
 export interface LogSearch {
@@ -23,28 +24,8 @@ export interface LogSearch {
   job_id?: string;
 }
 
-/** Seed v3 part 2.4. */
-export interface LogRecord {
-  action: string;
-  channel_id: string;
-  context: string;
-  field_data: string;
-  id: string;
-  identifier: string;
-  job_id: string;
-  integration: string;
-  message: string;
-  method: string;
-  operation: string;
-  request_id: string;
-  result: string;
-  sd_user_id: string;
-  timestamp: string;
-  type: string;
-  instance: number;
-  log_level: number;
-  sd_acct_id: number;
-}
+/** Seed v3 part 2.4: one shape for the worker, the client and the embedded service. */
+export type { LogRecord };
 
 export interface LogPage {
   found: number;
