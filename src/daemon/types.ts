@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Automation } from "../definition/index.js";
-import type { RunMode, RunTrigger } from "../state/index.js";
+import type { RunParameters, RunSubject } from "../state/index.js";
 
 /** What the scheduler needs to know about an automation; the daemon maps definitions to this. */
 export interface SchedulableAutomation {
@@ -19,15 +19,7 @@ export interface SchedulableAutomation {
   email?: string | null;
 }
 
-export interface RunRequest {
-  automation: string;
-  account: string;
-  mode: RunMode;
-  trigger: RunTrigger;
-  diff: boolean;
-  force: boolean;
-  notify: boolean;
-  email: string | null;
+export interface RunRequest extends RunSubject, RunParameters {
   /** The cron fire time (ISO) a scheduled run stands for. */
   fireTime?: string;
 }

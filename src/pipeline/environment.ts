@@ -2,7 +2,7 @@ import type { Settings } from "../config.js";
 import type { Automation } from "../definition/index.js";
 import type { Logger } from "../log.js";
 import type { ServiceClient } from "../service/index.js";
-import type { RunMode, RunRecord, RunTrigger, StateStore } from "../state/index.js";
+import type { RunParameters, RunRecord, StateStore } from "../state/index.js";
 
 /** What a run needs from the worker: settings, state, the account's service client, a logger. */
 export interface RunEnvironment {
@@ -26,16 +26,10 @@ export interface RunProgress {
   total?: number;
 }
 
-export interface RunOptions {
+export interface RunOptions extends RunParameters {
   /** The automation's stable key: its id in the daemon, its slug for a file. */
   key: string;
   automation: Automation;
-  mode: RunMode;
-  trigger: RunTrigger;
-  diff: boolean;
-  force: boolean;
-  notify: boolean;
-  email: string | null;
   id?: string;
   signal?: AbortSignal;
   progress?: (p: RunProgress) => void;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ConveyorError } from "../errors.js";
-import { emptyCounts, type RunCounts, type RunFile, type RunMode, type RunOutcome, type RunRecord, type RunTrigger, type StateStore } from "../state/index.js";
+import { emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
 
 /** Time-sortable and unique across daemons: `r20261121T101500-3f9a1c`. */
 export function newRunId(now = new Date()): string {
@@ -8,16 +8,8 @@ export function newRunId(now = new Date()): string {
   return `r${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
-export interface RunStart {
+export interface RunStart extends RunSubject, RunParameters {
   id?: string;
-  automation: string;
-  account: string;
-  mode: RunMode;
-  trigger: RunTrigger;
-  diff: boolean;
-  force: boolean;
-  notify: boolean;
-  email: string | null;
 }
 
 const HEARTBEAT_MS = 10_000;

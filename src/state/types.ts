@@ -29,17 +29,25 @@ export interface RunFile {
   modified?: string | null;
 }
 
-export interface RunRecord {
-  id: string;
-  /** The automation's stable key (its id in the daemon, its slug for a file run). */
-  automation: string;
-  account: string;
+/** What a run was asked to do: the seed's run parameters plus mode and trigger. */
+export interface RunParameters {
   mode: RunMode;
   trigger: RunTrigger;
   diff: boolean;
   force: boolean;
   notify: boolean;
   email: string | null;
+}
+
+/** Which automation a run is of, and whose. */
+export interface RunSubject {
+  /** The automation's stable key (its id in the daemon, its slug for a file run). */
+  automation: string;
+  account: string;
+}
+
+export interface RunRecord extends RunSubject, RunParameters {
+  id: string;
   started: string;
   finished: string | null;
   /** null while the run is running. */
