@@ -102,8 +102,11 @@ export class RunQueue {
     return this.events.on(name, fn);
   }
 
-  /** Queue a manual, API or event run; a second request while one waits gets the waiting run's id. */
-  enqueue(request: RunRequest): EnqueueResult {
+  /**
+   * Queue a manual, API or event run; a second request while one waits gets the waiting run's id.
+   * A run with an id (handed over by the cluster's shared queue) keeps it.
+   */
+  enqueue(request: RunRequest & { id?: string }): EnqueueResult {
     if (this.draining) {
       throw new ConveyorError("canceled", `the daemon is shutting down; the run of ${request.automation} was not queued`, {
         retryable: true,
@@ -113,7 +116,7 @@ export class RunQueue {
     const waiting = this.waiting.find((e) => e.run.automation === request.automation && e.run.mode === request.mode);
     if (waiting) return { id: waiting.run.id, queued: true, existing: true };
     const now = this.clock.now();
-    const entry: Entry = { run: { ...request, id: this.newId(new Date(now)) }, enqueued: now, started: null, controller: null, timer: null, reason: null };
+    const entry: Entry = { run: { ...request, id: request.id ?? this.newId(new Date(now)) }, enqueued: now, started: null, controller: null, timer: null, reason: null };
     this.waiting.push(entry);
     this.events.emit("queued", entry.run);
     this.pump();

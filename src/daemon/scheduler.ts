@@ -1,11 +1,17 @@
 import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
 import { CronSchedule } from "./cron-time.js";
+import type { TickResult } from "./cluster/intake.js";
 import type { FinishedEvent, RunQueue } from "./queue.js";
 import { systemClock, type Clock, type RunRequest, type SchedulableAutomation, type SchedulerState, type TimerHandle } from "./types.js";
 
 export interface SchedulerOptions {
   queue: RunQueue;
+  /**
+   * Several daemons on one database: ticks go to the cluster, which lets one
+   * daemon claim each fire time (cluster/intake.ts). Without it, to `queue`.
+   */
+  intake?: { offerTick(request: RunRequest): Promise<TickResult> };
   state: SchedulerState;
   /** A scheduled run is a full run (`diff=false`) when the last good full run is older than this. */
   fullRunEveryMs: number;
@@ -194,8 +200,10 @@ export class Scheduler {
       email: a.email ?? null,
       fireTime: iso,
     };
-    const result = this.options.queue.offerTick(request);
-    if ("skipped" in result) {
+    const result = this.options.intake ? await this.options.intake.offerTick(request) : this.options.queue.offerTick(request);
+    if ("claimedBy" in result) {
+      this.logger.debug({ automation: a.key, fire_time: iso, daemon: result.claimedBy, kind }, "fire time taken by another daemon");
+    } else if ("skipped" in result) {
       this.logger.info({ automation: a.key, fire_time: iso, reason: result.skipped, kind }, "scheduled run skipped");
       await this.options.state.recordSkip(a.key, iso, result.skipped);
     } else {
