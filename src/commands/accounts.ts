@@ -1,17 +1,20 @@
 import type { Command } from "commander";
 import { AccountStore } from "../daemon/accounts.js";
-import { openDaemonDb, stateDbFile } from "../daemon/daemon-db.js";
+import { openDaemonDb } from "../daemon/daemon-db.js";
 import { loadSecretKey } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import type { Settings } from "../config.js";
+import { openStore } from "../state/index.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
-function withAccounts<T>(settings: Settings, body: (accounts: AccountStore) => T): T {
-  const db = openDaemonDb(stateDbFile(settings));
+async function withAccounts<T>(settings: Settings, body: (accounts: AccountStore) => Promise<T>): Promise<T> {
+  const store = await openStore(settings);
+  const db = openDaemonDb(settings, store);
   try {
-    return body(new AccountStore(db, loadSecretKey(settings)));
+    return await body(new AccountStore(db.accounts, loadSecretKey(settings)));
   } finally {
-    db.close();
+    await db.close();
+    await store.close();
   }
 }
 
@@ -32,7 +35,7 @@ export function register(program: Command): void {
     .action(async (user: string, flags: { token?: string; json?: boolean }, command: Command) => {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
-        const token = withAccounts(settings, (store) => store.add(user, flags.token, "cli"));
+        const token = await withAccounts(settings, (store) => store.add(user, flags.token, "cli"));
         if (flags.json) process.stdout.write(`${JSON.stringify({ user, ...(flags.token ? {} : { token }) })}\n`);
         else if (flags.token) process.stdout.write(`account ${user} saved\n`);
         // Shown once, on purpose: it is kept only encrypted and cannot be read back.
@@ -47,7 +50,7 @@ export function register(program: Command): void {
     .option("--json", "print a JSON array")
     .action(async (flags: { json?: boolean }, command: Command) => {
       await runCommand(Boolean(flags.json), async () => {
-        const list = withAccounts(settingsFrom(command), (store) => store.list());
+        const list = await withAccounts(settingsFrom(command), (store) => store.list());
         if (flags.json) process.stdout.write(`${JSON.stringify(list.map((a) => ({ user: a.apiUser, created: a.created, origin: a.origin })))}\n`);
         else if (list.length === 0) process.stdout.write("no accounts yet: `conveyor accounts add <user>`, or start the daemon with the embedded service\n");
         else for (const a of list) process.stdout.write(`${a.apiUser}\t${a.origin}\t${a.created}\n`);
@@ -61,7 +64,7 @@ export function register(program: Command): void {
     .argument("<user>", "API user")
     .action(async (user: string, _flags: unknown, command: Command) => {
       await runCommand(false, async () => {
-        const removed = withAccounts(settingsFrom(command), (store) => store.remove(user));
+        const removed = await withAccounts(settingsFrom(command), (store) => store.remove(user));
         if (!removed) throw new ConveyorError("usage", `no account "${user}"`, { hint: "`conveyor accounts list` shows the accounts" });
         process.stdout.write(`account ${user} removed\n`);
         return EXIT.ok;

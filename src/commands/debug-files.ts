@@ -1,10 +1,7 @@
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import type { Command } from "commander";
 import { ConveyorError } from "../errors.js";
-import { debugFilePath } from "../daemon/api/runs.js";
-import { openStore } from "../state/index.js";
+import { isDebugFileName, openStore } from "../state/index.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
 export function register(program: Command): void {
@@ -18,23 +15,23 @@ export function register(program: Command): void {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
         const store = await openStore(settings);
-        const run = await store.getRun(runId).finally(() => store.close());
-        if (!run) throw new ConveyorError("usage", `no run ${runId}`, { hint: "`conveyor runs` lists the recorded runs" });
-        if (name === undefined) {
-          if (flags.json) process.stdout.write(`${JSON.stringify(run.debug_files)}\n`);
-          else process.stdout.write(run.debug_files.length ? `${run.debug_files.join("\n")}\n` : `run ${runId} has no debug files\n`);
-          return EXIT.ok;
-        }
-        let file: string;
         try {
-          file = debugFilePath(settings.dataDir, runId, name);
-        } catch (err) {
-          throw new ConveyorError("usage", (err as Error).message);
+          const run = await store.getRun(runId);
+          if (!run) throw new ConveyorError("usage", `no run ${runId}`, { hint: "`conveyor runs` lists the recorded runs" });
+          if (name === undefined) {
+            if (flags.json) process.stdout.write(`${JSON.stringify(run.debug_files)}\n`);
+            else process.stdout.write(run.debug_files.length ? `${run.debug_files.join("\n")}\n` : `run ${runId} has no debug files\n`);
+            return EXIT.ok;
+          }
+          if (!isDebugFileName(name)) throw new ConveyorError("usage", `debug file name ${JSON.stringify(name)} is not allowed: give a name from the run's debug_files`);
+          // Through the store: on PostgreSQL the run may have been made by another daemon's machine.
+          const file = await store.getDebugFile(runId, name);
+          if (!file) throw new ConveyorError("usage", `run ${runId} has no debug file "${name}"; it has: ${run.debug_files.join(", ") || "none"}`);
+          await pipeline(file.open(), process.stdout, { end: false });
+          return EXIT.ok;
+        } finally {
+          await store.close();
         }
-        const info = await stat(file).catch(() => null);
-        if (!info?.isFile()) throw new ConveyorError("usage", `run ${runId} has no debug file "${name}"; it has: ${run.debug_files.join(", ") || "none"}`);
-        await pipeline(createReadStream(file), process.stdout, { end: false });
-        return EXIT.ok;
       });
     });
 }

@@ -1,21 +1,20 @@
 import type { Command } from "commander";
 import Table from "cli-table3";
 import { runJson } from "../cli-output/summary.js";
-import { openDaemonDb, stateDbFile } from "../daemon/daemon-db.js";
-import { DefinitionStore } from "../daemon/definitions-store.js";
-import { openStore, type RunRecord } from "../state/index.js";
+import { openDaemonDb } from "../daemon/daemon-db.js";
+import { openStore, type RunRecord, type StateStore } from "../state/index.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
 
 /** The daemon keys runs by the automation's id; people remember slugs. Both are accepted. */
-function automationKeys(settings: Settings, arg: string): string[] {
+async function automationKeys(settings: Settings, store: StateStore, arg: string): Promise<string[]> {
   const keys = [arg];
-  const db = openDaemonDb(stateDbFile(settings));
+  const db = openDaemonDb(settings, store);
   try {
-    for (const a of new DefinitionStore(db).all()) if (a.slug === arg) keys.push(String(a.id));
+    for (const a of await db.definitions.all()) if (a.slug === arg) keys.push(String(a.id));
   } finally {
-    db.close();
+    await db.close();
   }
   return keys;
 }
@@ -36,7 +35,7 @@ export function register(program: Command): void {
         let runs: RunRecord[] = [];
         try {
           if (automation === undefined) runs = await store.listRuns({ limit });
-          else for (const key of automationKeys(settings, automation)) runs.push(...(await store.listRuns({ automation: key, limit })));
+          else for (const key of await automationKeys(settings, store, automation)) runs.push(...(await store.listRuns({ automation: key, limit })));
         } finally {
           await store.close();
         }

@@ -1,59 +1,63 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
+import { isPostgresUrl, PostgresStore, type StateStore } from "../state/index.js";
+import { PgDaemonDb } from "./daemon-db-pg.js";
+import { SqliteDaemonDb } from "./daemon-db-sqlite.js";
+import type { DefinitionStore } from "./definitions-store.js";
 
 /*
- * The daemon's own tables (accounts, definitions, alert bookkeeping) live in
- * the state database file, each prefixed `daemon_` and created with IF NOT
- * EXISTS: the state store migrates its own tables by `user_version` and never
- * touches these, so neither side can collide with the other's schema.
+ * The daemon's own tables: accounts, automation definitions, alert
+ * bookkeeping and a few flags. They sit next to the state store's tables in
+ * the same database: the SQLite file of the data folder, or the PostgreSQL
+ * schema every daemon of a cluster shares, so the automations API answers the
+ * same from any of them. Every method is async so both fit.
  */
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS daemon_accounts (
-    api_user TEXT PRIMARY KEY, token TEXT NOT NULL, created TEXT NOT NULL, origin TEXT NOT NULL) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS daemon_automations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, kind TEXT NOT NULL, slug TEXT NOT NULL,
-    shared_id TEXT, body TEXT NOT NULL, created TEXT NOT NULL, last_modified TEXT NOT NULL,
-    source TEXT, source_hash TEXT);
-  CREATE UNIQUE INDEX IF NOT EXISTS daemon_automations_slug ON daemon_automations (account, kind, slug);
-  CREATE TABLE IF NOT EXISTS daemon_alerts (automation TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
-    sent TEXT NOT NULL, PRIMARY KEY (automation, kind)) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS daemon_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`;
 
-export type DaemonDb = Database.Database;
+export interface AccountRow {
+  api_user: string;
+  /** Encrypted with the worker's secret key; never the plain token. */
+  token: string;
+  created: string;
+  origin: string;
+}
+
+export interface AccountRows {
+  /** Inserts, or replaces the token and origin of an existing user (keeping its `created`). */
+  upsert(row: AccountRow): Promise<void>;
+  delete(apiUser: string): Promise<boolean>;
+  /** Ordered by API user. */
+  list(): Promise<Array<Omit<AccountRow, "token">>>;
+  token(apiUser: string): Promise<string | null>;
+}
+
+export interface DaemonDb {
+  accounts: AccountRows;
+  definitions: DefinitionStore;
+  /** The reference of the last alert of this kind sent for the automation (silence: the time the feed was last seen). */
+  alertRef(automation: string, kind: string): Promise<string | null>;
+  setAlert(automation: string, kind: string, ref: string, sent: string): Promise<void>;
+  metaGet(key: string): Promise<string | null>;
+  metaSet(key: string, value: string): Promise<void>;
+  close(): Promise<void>;
+}
 
 /** The state database file the store uses: `<dataDir>/state.db`, or the file of a `sqlite:` URL. */
 export function stateDbFile(settings: { dataDir: string; databaseUrl: string | undefined }): string {
   const url = settings.databaseUrl;
   if (url?.startsWith("sqlite:")) return path.resolve(url.slice("sqlite:".length));
-  if (url) {
-    throw new ConveyorError("settings_invalid", "CONVEYOR_DATABASE_URL: the daemon keeps accounts and definitions in SQLite only; unset it or use sqlite:<file>");
-  }
+  if (url) throw new ConveyorError("settings_invalid", "CONVEYOR_DATABASE_URL: only a sqlite: URL names a state file");
   return path.join(settings.dataDir, "state.db");
 }
 
-export function openDaemonDb(file: string): DaemonDb {
-  mkdirSync(path.dirname(file), { recursive: true });
-  try {
-    const db = new Database(file);
-    db.pragma("journal_mode = WAL");
-    db.pragma("busy_timeout = 5000");
-    db.exec(SCHEMA);
-    return db;
-  } catch (err) {
-    throw new ConveyorError("state", `cannot open the daemon tables in ${file}: ${(err as Error).message}`, {
-      cause: err,
-      hint: "check that the data folder is writable and the file is not damaged",
-    });
+/**
+ * The daemon's tables in the database the state store uses. On PostgreSQL they
+ * share the store's connection pool (their schema is migrated with the
+ * store's), so closing the store closes them too.
+ */
+export function openDaemonDb(settings: { dataDir: string; databaseUrl: string | undefined }, store: StateStore): DaemonDb {
+  if (store instanceof PostgresStore) return new PgDaemonDb(store.pool);
+  if (settings.databaseUrl && isPostgresUrl(settings.databaseUrl)) {
+    throw new ConveyorError("internal", "the daemon's tables were asked for on a store that is not the PostgreSQL store of the settings");
   }
-}
-
-export function metaGet(db: DaemonDb, key: string): string | null {
-  const row = db.prepare("SELECT value FROM daemon_meta WHERE key = ?").get(key) as { value: string } | undefined;
-  return row?.value ?? null;
-}
-
-export function metaSet(db: DaemonDb, key: string, value: string): void {
-  db.prepare("INSERT INTO daemon_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
+  return SqliteDaemonDb.open(stateDbFile(settings));
 }

@@ -11,9 +11,8 @@ import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
 import type { RateLimits } from "../embedded/throttle.js";
 import { Catalogue } from "./catalogue.js";
-import { openDaemonDb, stateDbFile, type DaemonDb } from "./daemon-db.js";
+import { openDaemonDb, type DaemonDb } from "./daemon-db.js";
 import { DefinitionService } from "./definitions.js";
-import { DefinitionStore } from "./definitions-store.js";
 import { Environments } from "./environments.js";
 import { DaemonExecutor } from "./executor.js";
 import { startInterruptSweep } from "./lifecycle.js";
@@ -21,7 +20,7 @@ import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
 import { RunQueue, type DrainResult } from "./queue.js";
 import { Scheduler } from "./scheduler.js";
-import { SqliteSchedulerState } from "./scheduler-state.js";
+import { openSchedulerState } from "./scheduler-state.js";
 import { attachRunLog, automationName, SampleSetup, silenceCandidates } from "./wiring.js";
 
 export interface DaemonOptions {
@@ -61,10 +60,10 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
   const { logger } = options;
   const secretKey = loadSecretKey(settings);
   const store = await openStore(settings);
-  const db: DaemonDb = openDaemonDb(stateDbFile(settings));
-  const accounts = new AccountStore(db, secretKey);
+  const db: DaemonDb = openDaemonDb(settings, store);
+  const accounts = new AccountStore(db.accounts, secretKey);
   let embedded: EmbeddedService | undefined;
-  const closers: Array<() => Promise<void> | void> = [() => store.close(), () => void db.close()];
+  const closers: Array<() => Promise<void> | void> = [() => db.close(), () => store.close()];
   try {
     const setup = new SampleSetup(settings, db, logger);
     if (settings.embedded) {
@@ -72,9 +71,9 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       embedded = await startEmbeddedService({ dataDir: settings.dataDir, apiUser: settings.apiUser, apiToken: settings.apiToken, readLimit: settings.readLimit, writeLimit: settings.writeLimit, logger, ...options.embedded });
       const service = embedded;
       closers.unshift(() => service.close());
-      accounts.ensure(embedded.apiUser, embedded.apiToken, "embedded");
+      await accounts.ensure(embedded.apiUser, embedded.apiToken, "embedded");
     } else if (settings.apiUser && settings.apiToken) {
-      accounts.ensure(settings.apiUser, settings.apiToken, "settings");
+      await accounts.ensure(settings.apiUser, settings.apiToken, "settings");
     }
     const defaultAccount = embedded ? { apiUser: embedded.apiUser, apiToken: embedded.apiToken } : settings.apiUser && settings.apiToken ? { apiUser: settings.apiUser, apiToken: settings.apiToken } : null;
     const baseUrl = embedded?.url ?? settings.serviceUrl;
@@ -82,10 +81,10 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
 
     let scheduler: Scheduler | null = null;
     const resync = (): void => {
-      void scheduler?.sync(definitions.schedulables()).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
+      void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
     };
     const catalogue = await Catalogue.load(settings.automations ? path.join(settings.automations, "published") : undefined, logger);
-    const definitions = new DefinitionService(new DefinitionStore(db), catalogue, secretKey, resync);
+    const definitions = new DefinitionService(db.definitions, catalogue, secretKey, resync);
     if (settings.automations && defaultAccount) await setup.loadAutomations(definitions, defaultAccount.apiUser);
 
     const environments = new Environments({ settings, store, accounts, baseUrl, logger, secretKey });
@@ -95,7 +94,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     };
     const executor = new DaemonExecutor({ definitions, environments, store, logger, onFinished });
     const queue = new RunQueue({ executor, concurrency: settings.concurrency, maxRunTimeMs: settings.maxRunTimeMs, logger });
-    const schedulerState = SqliteSchedulerState.inDataDir(settings.dataDir);
+    const schedulerState = openSchedulerState(settings, store);
     closers.push(() => schedulerState.close());
     scheduler = new Scheduler({ queue, state: schedulerState, fullRunEveryMs: settings.fullRunEveryMs, logger });
     const activeScheduler = scheduler;
@@ -106,7 +105,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const notifications = new Notifier({ settings, store, db, logger, metrics });
     finishedRuns.push(async (run) => metrics.observeRun(run));
     // Awaited inside the run's slot, so a graceful shutdown still sends the mails of the runs it let finish.
-    finishedRuns.push((run) => notifications.afterRun(run, automationName(definitions, run.automation)));
+    finishedRuns.push(async (run) => notifications.afterRun(run, await automationName(definitions, run.automation)));
     attachRunLog(queue, logger);
 
     const stopSweep = startInterruptSweep(store, {
@@ -115,12 +114,12 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       onRecovered: (runs) => logger.warn({ event: "runs_interrupted", runs: runs.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)"),
       onError: (err) => logger.error({ err }, "interrupted-run sweep failed"),
     });
-    const silenceTimer = setInterval(() => void notifications.checkSilence(silenceCandidates(definitions)).catch(() => undefined), options.silenceCheckMs ?? 10 * 60_000);
+    const silenceTimer = setInterval(() => void silenceCandidates(definitions).then((list) => notifications.checkSilence(list)).catch(() => undefined), options.silenceCheckMs ?? 10 * 60_000);
     silenceTimer.unref();
 
     let ready = false;
     const api = await buildApi({ settings, definitions, accounts, store, queue, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
-    await activeScheduler.sync(definitions.schedulables());
+    await activeScheduler.sync(await definitions.schedulables());
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();
     const port = typeof address === "object" && address ? address.port : settings.listen.port;

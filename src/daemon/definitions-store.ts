@@ -1,4 +1,4 @@
-import type { DaemonDb } from "./daemon-db.js";
+import type Database from "better-sqlite3";
 
 export type AutomationKind = "custom" | "installed";
 
@@ -22,27 +22,28 @@ export interface StoredAutomation {
   sourceHash: string | null;
 }
 
-interface Row {
+export interface DefinitionRow {
   id: number;
   account: string;
   kind: string;
   slug: string;
   shared_id: string | null;
-  body: string;
+  /** JSON text in SQLite; PostgreSQL's json column arrives parsed. */
+  body: string | Record<string, unknown>;
   created: string;
   last_modified: string;
   source: string | null;
   source_hash: string | null;
 }
 
-function fromRow(row: Row): StoredAutomation {
+export function fromRow(row: DefinitionRow): StoredAutomation {
   return {
     id: row.id,
     account: row.account,
     kind: row.kind === "installed" ? "installed" : "custom",
     slug: row.slug,
     sharedId: row.shared_id,
-    body: JSON.parse(row.body) as Record<string, unknown>,
+    body: typeof row.body === "string" ? (JSON.parse(row.body) as Record<string, unknown>) : row.body,
     created: row.created,
     lastModified: row.last_modified,
     source: row.source,
@@ -61,13 +62,24 @@ export interface NewAutomation {
 }
 
 /** The definitions table: plain rows in, plain rows out; validation lives in `DefinitionService`. */
-export class DefinitionStore {
+export interface DefinitionStore {
+  insert(a: NewAutomation): Promise<StoredAutomation>;
+  update(id: number, change: { slug: string; body: Record<string, unknown>; sourceHash?: string | null }): Promise<void>;
+  get(id: number): Promise<StoredAutomation | null>;
+  bySlug(account: string, kind: AutomationKind, slug: string): Promise<StoredAutomation | null>;
+  /** Ordered by id. */
+  list(account: string, kind: AutomationKind): Promise<StoredAutomation[]>;
+  all(): Promise<StoredAutomation[]>;
+  delete(id: number): Promise<boolean>;
+}
+
+export class SqliteDefinitionStore implements DefinitionStore {
   constructor(
-    private readonly db: DaemonDb,
+    private readonly db: Database.Database,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  insert(a: NewAutomation): StoredAutomation {
+  async insert(a: NewAutomation): Promise<StoredAutomation> {
     const at = this.now().toISOString();
     const info = this.db
       .prepare(
@@ -75,12 +87,12 @@ export class DefinitionStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(a.account, a.kind, a.slug, a.sharedId ?? null, JSON.stringify(a.body), at, at, a.source ?? null, a.sourceHash ?? null);
-    const stored = this.get(Number(info.lastInsertRowid));
+    const stored = await this.get(Number(info.lastInsertRowid));
     if (!stored) throw new Error("the inserted automation is missing");
     return stored;
   }
 
-  update(id: number, change: { slug: string; body: Record<string, unknown>; sourceHash?: string | null }): void {
+  async update(id: number, change: { slug: string; body: Record<string, unknown>; sourceHash?: string | null }): Promise<void> {
     const sets = ["slug = ?", "body = ?", "last_modified = ?"];
     const args: Array<string | number | null> = [change.slug, JSON.stringify(change.body), this.now().toISOString()];
     if (change.sourceHash !== undefined) {
@@ -90,26 +102,26 @@ export class DefinitionStore {
     this.db.prepare(`UPDATE daemon_automations SET ${sets.join(", ")} WHERE id = ?`).run(...args, id);
   }
 
-  get(id: number): StoredAutomation | null {
-    const row = this.db.prepare("SELECT * FROM daemon_automations WHERE id = ?").get(id) as Row | undefined;
+  async get(id: number): Promise<StoredAutomation | null> {
+    const row = this.db.prepare("SELECT * FROM daemon_automations WHERE id = ?").get(id) as DefinitionRow | undefined;
     return row ? fromRow(row) : null;
   }
 
-  bySlug(account: string, kind: AutomationKind, slug: string): StoredAutomation | null {
-    const row = this.db.prepare("SELECT * FROM daemon_automations WHERE account = ? AND kind = ? AND slug = ?").get(account, kind, slug) as Row | undefined;
+  async bySlug(account: string, kind: AutomationKind, slug: string): Promise<StoredAutomation | null> {
+    const row = this.db.prepare("SELECT * FROM daemon_automations WHERE account = ? AND kind = ? AND slug = ?").get(account, kind, slug) as DefinitionRow | undefined;
     return row ? fromRow(row) : null;
   }
 
-  list(account: string, kind: AutomationKind): StoredAutomation[] {
-    const rows = this.db.prepare("SELECT * FROM daemon_automations WHERE account = ? AND kind = ? ORDER BY id").all(account, kind) as Row[];
+  async list(account: string, kind: AutomationKind): Promise<StoredAutomation[]> {
+    const rows = this.db.prepare("SELECT * FROM daemon_automations WHERE account = ? AND kind = ? ORDER BY id").all(account, kind) as DefinitionRow[];
     return rows.map(fromRow);
   }
 
-  all(): StoredAutomation[] {
-    return (this.db.prepare("SELECT * FROM daemon_automations ORDER BY id").all() as Row[]).map(fromRow);
+  async all(): Promise<StoredAutomation[]> {
+    return (this.db.prepare("SELECT * FROM daemon_automations ORDER BY id").all() as DefinitionRow[]).map(fromRow);
   }
 
-  delete(id: number): boolean {
+  async delete(id: number): Promise<boolean> {
     return this.db.prepare("DELETE FROM daemon_automations WHERE id = ?").run(id).changes > 0;
   }
 }

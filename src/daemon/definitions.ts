@@ -48,58 +48,58 @@ export class DefinitionService {
   }
 
   /** One automation of the account; another account's id is answered exactly like a missing one. */
-  own(account: string, kind: AutomationKind, id: number): StoredAutomation {
-    const stored = Number.isInteger(id) && id > 0 ? this.store.get(id) : null;
+  async own(account: string, kind: AutomationKind, id: number): Promise<StoredAutomation> {
+    const stored = Number.isInteger(id) && id > 0 ? await this.store.get(id) : null;
     if (!stored || stored.account !== account || stored.kind !== kind) throw new HttpError(404, `no ${kind} automation with id ${id}`);
     return stored;
   }
 
-  list(account: string, kind: AutomationKind): StoredAutomation[] {
+  async list(account: string, kind: AutomationKind): Promise<StoredAutomation[]> {
     return this.store.list(account, kind);
   }
 
-  createCustom(account: string, body: unknown, source?: { file: string; hash: string }): StoredAutomation {
+  async createCustom(account: string, body: unknown, source?: { file: string; hash: string }): Promise<StoredAutomation> {
     if (!isObject(body)) throw invalid([{ path: "", message: "the body must be a JSON object (an automation definition)" }]);
     const sealed = sealDefinition(body, null, this.key);
     const automation = this.validate(sealed);
-    const slug = this.freeSlug(account, "custom", automation.slug, typeof body.slug === "string" && body.slug !== "", null);
-    const created = this.store.insert({ account, kind: "custom", slug, body: { ...sealed, slug }, source: source?.file ?? null, sourceHash: source?.hash ?? null });
+    const slug = await this.freeSlug(account, "custom", automation.slug, typeof body.slug === "string" && body.slug !== "", null);
+    const created = await this.store.insert({ account, kind: "custom", slug, body: { ...sealed, slug }, source: source?.file ?? null, sourceHash: source?.hash ?? null });
     this.onChange();
     return created;
   }
 
-  patchCustom(account: string, id: number, patch: unknown): StoredAutomation {
-    const stored = this.own(account, "custom", id);
+  async patchCustom(account: string, id: number, patch: unknown): Promise<StoredAutomation> {
+    const stored = await this.own(account, "custom", id);
     if (!isObject(patch)) throw invalid([{ path: "", message: "the body must be a JSON object with the fields to change" }]);
     const merged = sealDefinition(mergePatch(stored.body, patch), stored.body, this.key);
     const automation = this.validate(merged);
     const explicit = typeof patch.slug === "string" && patch.slug !== "";
-    const slug = explicit || automation.slug !== stored.slug ? this.freeSlug(account, "custom", explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
-    this.store.update(id, { slug, body: { ...merged, slug } });
+    const slug = explicit || automation.slug !== stored.slug ? await this.freeSlug(account, "custom", explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
+    await this.store.update(id, { slug, body: { ...merged, slug } });
     this.onChange();
     return this.own(account, "custom", id);
   }
 
   /** A definition file changed since it was loaded: the file's content replaces the stored definition. */
-  replaceCustom(account: string, id: number, body: unknown, sourceHash: string): StoredAutomation {
-    const stored = this.own(account, "custom", id);
+  async replaceCustom(account: string, id: number, body: unknown, sourceHash: string): Promise<StoredAutomation> {
+    const stored = await this.own(account, "custom", id);
     if (!isObject(body)) throw invalid([{ path: "", message: "a definition is a JSON object" }]);
     const sealed = sealDefinition(body, stored.body, this.key);
     const automation = this.validate(sealed);
-    const slug = this.freeSlug(account, "custom", automation.slug, true, id);
-    this.store.update(id, { slug, body: { ...sealed, slug }, sourceHash });
+    const slug = await this.freeSlug(account, "custom", automation.slug, true, id);
+    await this.store.update(id, { slug, body: { ...sealed, slug }, sourceHash });
     this.onChange();
     return this.own(account, "custom", id);
   }
 
-  remove(account: string, kind: AutomationKind, id: number): void {
-    this.own(account, kind, id);
-    this.store.delete(id);
+  async remove(account: string, kind: AutomationKind, id: number): Promise<void> {
+    await this.own(account, kind, id);
+    await this.store.delete(id);
     this.onChange();
   }
 
-  setParameter(account: string, kind: AutomationKind, id: number, name: string, body: unknown): StoredAutomation {
-    const stored = this.own(account, kind, id);
+  async setParameter(account: string, kind: AutomationKind, id: number, name: string, body: unknown): Promise<StoredAutomation> {
+    const stored = await this.own(account, kind, id);
     if (!isObject(body) || !("value" in body)) {
       throw invalid([{ path: "value", message: "required", allowed: "a body {encrypted: boolean, value: string or null}" }]);
     }
@@ -114,12 +114,12 @@ export class DefinitionService {
     const parameters = sealParameters(withParameter(stored.body.parameters, name, { value: body.value, encrypted: body.encrypted }), stored.body.parameters, this.key);
     const next = { ...stored.body, parameters };
     this.validate(kind === "installed" ? installedDefinition(this.publishedOf(stored).raw, next) : next);
-    this.store.update(id, { slug: stored.slug, body: next });
+    await this.store.update(id, { slug: stored.slug, body: next });
     this.onChange();
     return this.own(account, kind, id);
   }
 
-  install(account: string, body: unknown): StoredAutomation {
+  async install(account: string, body: unknown): Promise<StoredAutomation> {
     if (!isObject(body)) throw invalid([{ path: "", message: "the body must be a JSON object {shared_id, active, parameters}" }]);
     const problems: Problem[] = [];
     const sharedId = Number(body.shared_id);
@@ -133,14 +133,14 @@ export class DefinitionService {
     if (problems.length > 0 || !published) throw invalid(problems);
     install.parameters = sealParameters(body.parameters, null, this.key);
     const automation = this.validate(installedDefinition(published.raw, install));
-    const slug = this.freeSlug(account, "installed", automation.slug, false, null);
-    const created = this.store.insert({ account, kind: "installed", slug, sharedId: String(published.sharedId), body: install });
+    const slug = await this.freeSlug(account, "installed", automation.slug, false, null);
+    const created = await this.store.insert({ account, kind: "installed", slug, sharedId: String(published.sharedId), body: install });
     this.onChange();
     return created;
   }
 
-  patchInstalled(account: string, id: number, patch: unknown): StoredAutomation {
-    const stored = this.own(account, "installed", id);
+  async patchInstalled(account: string, id: number, patch: unknown): Promise<StoredAutomation> {
+    const stored = await this.own(account, "installed", id);
     if (!isObject(patch)) throw invalid([{ path: "", message: "the body must be a JSON object {active, parameters}" }]);
     const allowed = ["active", "parameters", "schedule", "timezone"];
     const unknown = Object.keys(patch).filter((k) => !allowed.includes(k));
@@ -157,7 +157,7 @@ export class DefinitionService {
       next.parameters = sealParameters(parameters, stored.body.parameters, this.key);
     }
     this.validate(installedDefinition(published.raw, next));
-    this.store.update(id, { slug: stored.slug, body: next });
+    await this.store.update(id, { slug: stored.slug, body: next });
     this.onChange();
     return this.own(account, "installed", id);
   }
@@ -170,15 +170,15 @@ export class DefinitionService {
     return { stored, raw, automation: this.validate(raw), published };
   }
 
-  byKey(key: string): StoredAutomation | null {
+  async byKey(key: string): Promise<StoredAutomation | null> {
     const id = Number(key);
     return Number.isInteger(id) && id > 0 ? this.store.get(id) : null;
   }
 
   /** Every automation the scheduler should know; one that no longer validates is left out. */
-  schedulables(): SchedulableAutomation[] {
+  async schedulables(): Promise<SchedulableAutomation[]> {
     const out: SchedulableAutomation[] = [];
-    for (const stored of this.store.all()) {
+    for (const stored of await this.store.all()) {
       try {
         const e = this.effective(stored);
         out.push(toSchedulable(String(stored.id), stored.account, e.automation, definitionVersion(e.raw)));
@@ -189,11 +189,11 @@ export class DefinitionService {
     return out;
   }
 
-  all(): StoredAutomation[] {
+  async all(): Promise<StoredAutomation[]> {
     return this.store.all();
   }
 
-  bySlug(account: string, slug: string): StoredAutomation | null {
+  async bySlug(account: string, slug: string): Promise<StoredAutomation | null> {
     return this.store.bySlug(account, "custom", slug);
   }
 
@@ -228,13 +228,13 @@ export class DefinitionService {
   }
 
   /** Slugs are unique per account; a generated one gets a number, a chosen one that is taken is a problem. */
-  private freeSlug(account: string, kind: AutomationKind, slug: string, explicit: boolean, self: number | null): string {
-    const taken = (s: string): boolean => {
-      const other = this.store.bySlug(account, kind, s);
+  private async freeSlug(account: string, kind: AutomationKind, slug: string, explicit: boolean, self: number | null): Promise<string> {
+    const taken = async (s: string): Promise<boolean> => {
+      const other = await this.store.bySlug(account, kind, s);
       return other !== null && other.id !== self;
     };
-    if (!taken(slug)) return slug;
+    if (!(await taken(slug))) return slug;
     if (explicit) throw invalid([{ path: "slug", message: `"${slug}" is already the slug of another automation of this account`, allowed: "a slug no other automation of the account uses" }]);
-    for (let n = 2; ; n++) if (!taken(`${slug}-${n}`)) return `${slug}-${n}`;
+    for (let n = 2; ; n++) if (!(await taken(`${slug}-${n}`))) return `${slug}-${n}`;
   }
 }

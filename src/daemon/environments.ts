@@ -26,9 +26,9 @@ export class Environments {
     },
   ) {}
 
-  forAccount(account: string): RunEnvironment {
+  async forAccount(account: string): Promise<RunEnvironment> {
     const { settings, accounts, baseUrl, logger, store, secretKey } = this.options;
-    const credentials = accounts.credentials(account);
+    const credentials = await accounts.credentials(account);
     if (!credentials) {
       throw new ConveyorError("auth", `account "${account}" is not registered with this daemon; its automations cannot run`, {
         hint: "add it again with `conveyor accounts add <user> --token <token>`",

@@ -30,10 +30,10 @@ export class DaemonExecutor implements RunExecutor {
     const { definitions, environments } = this.options;
     let record: RunRecord;
     try {
-      const stored = definitions.byKey(request.automation);
+      const stored = await definitions.byKey(request.automation);
       if (!stored) throw new ConveyorError("definition_not_found", `automation ${request.automation} was deleted before its run started`);
       const { automation } = definitions.effective(stored);
-      const env = environments.forAccount(stored.account);
+      const env = await environments.forAccount(stored.account);
       record = await runAutomation(env, {
         key: request.automation,
         automation,

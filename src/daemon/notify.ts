@@ -75,13 +75,10 @@ export class Notifier {
       const lastFound = runs.find((r) => r.files.length > 0);
       const since = lastFound?.started ?? c.created;
       if (now - Date.parse(since) < limitMs) continue;
-      const seen = db.prepare("SELECT ref FROM daemon_alerts WHERE automation = ? AND kind = 'silence'").get(c.key) as { ref: string } | undefined;
-      if (seen?.ref === since) continue;
+      if ((await db.alertRef(c.key, "silence")) === since) continue;
       try {
         await this.send("silence", silenceAlert(c.key, c.name, settings.alertEmail, since, Math.round(limitMs / 3600_000)));
-        db.prepare(
-          "INSERT INTO daemon_alerts (automation, kind, ref, sent) VALUES (?, 'silence', ?, ?) ON CONFLICT (automation, kind) DO UPDATE SET ref = excluded.ref, sent = excluded.sent",
-        ).run(c.key, since, new Date(now).toISOString());
+        await db.setAlert(c.key, "silence", since, new Date(now).toISOString());
         sent++;
       } catch (err) {
         this.options.logger.error({ automation: c.key, err: maskSecrets(toConveyorError(err).message) }, "silence alert not sent");

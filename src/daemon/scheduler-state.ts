@@ -2,6 +2,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
+import { PostgresStore, type StateStore } from "../state/index.js";
+import { PgSchedulerState } from "./scheduler-state-pg.js";
 import type { SchedulerState } from "./types.js";
 
 export interface SkipRecord {
@@ -102,4 +104,10 @@ export class SqliteSchedulerState implements SchedulerState {
     const row = this.db.prepare(`SELECT ${name} AS value FROM fire_state WHERE key = ?`).get(key) as { value: string | null } | undefined;
     return row?.value ?? null;
   }
+}
+
+/** Next to the state: `scheduler.db` in the data folder, or the PostgreSQL schema the store uses. */
+export function openSchedulerState(settings: { dataDir: string }, store: StateStore): SchedulerState & { close(): Promise<void> } {
+  if (store instanceof PostgresStore) return new PgSchedulerState(store.pool);
+  return SqliteSchedulerState.inDataDir(settings.dataDir);
 }

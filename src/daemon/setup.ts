@@ -6,7 +6,7 @@ import { describeProblem, parseAutomation } from "../definition/index.js";
 import { HttpError } from "../embedded/envelopes.js";
 import { loadItemsCsv } from "../embedded/index.js";
 import type { Logger } from "../log.js";
-import { metaGet, metaSet, type DaemonDb } from "./daemon-db.js";
+import type { DaemonDb } from "./daemon-db.js";
 import type { DefinitionService } from "./definitions.js";
 
 export interface FolderReport {
@@ -35,9 +35,9 @@ export async function loadDefinitionsFolder(definitions: DefinitionService, acco
       const raw = JSON.parse(text) as unknown;
       const parsed = parseAutomation(raw);
       if (!parsed.ok) throw new Error(parsed.problems.map(describeProblem).join("; "));
-      const existing = definitions.bySlug(account, parsed.automation.slug);
+      const existing = await definitions.bySlug(account, parsed.automation.slug);
       if (!existing) {
-        definitions.createCustom(account, raw, { file, hash });
+        await definitions.createCustom(account, raw, { file, hash });
         report.created++;
       } else if (existing.source === null) {
         logger.warn({ file, automation: existing.id, slug: existing.slug }, "definition file skipped: an automation created through the API has its slug");
@@ -45,7 +45,7 @@ export async function loadDefinitionsFolder(definitions: DefinitionService, acco
       } else if (existing.sourceHash === hash) {
         report.unchanged++;
       } else {
-        definitions.replaceCustom(account, existing.id, raw, hash);
+        await definitions.replaceCustom(account, existing.id, raw, hash);
         report.updated++;
       }
     } catch (err) {
@@ -102,9 +102,9 @@ export async function copySampleStorage(samplesStorage: string, storage: string,
 
 /** The sample catalogue into the embedded service, once per data folder, so the sample imports have products to change. */
 export async function seedSampleProducts(db: DaemonDb, dataDir: string, file: string, logger: Logger): Promise<number> {
-  if (!existsSync(file) || metaGet(db, "sample_products_loaded") !== null) return 0;
+  if (!existsSync(file) || (await db.metaGet("sample_products_loaded")) !== null) return 0;
   const result = await loadItemsCsv(dataDir, file);
   for (const error of result.errors) logger.warn({ file, error }, "sample product not loaded");
-  metaSet(db, "sample_products_loaded", new Date().toISOString());
+  await db.metaSet("sample_products_loaded", new Date().toISOString());
   return result.created + result.updated;
 }

@@ -8,8 +8,8 @@ import type { RunQueue } from "./queue.js";
 import { copySampleStorage, loadDefinitionsFolder, seedSampleProducts } from "./setup.js";
 
 /** The automation's name for mails and logs; its key when it is gone or no longer validates. */
-export function automationName(definitions: DefinitionService, key: string): string {
-  const stored = definitions.byKey(key);
+export async function automationName(definitions: DefinitionService, key: string): Promise<string> {
+  const stored = await definitions.byKey(key);
   if (!stored) return key;
   try {
     return definitions.effective(stored).automation.name;
@@ -18,9 +18,9 @@ export function automationName(definitions: DefinitionService, key: string): str
   }
 }
 
-export function silenceCandidates(definitions: DefinitionService): SilenceCandidate[] {
+export async function silenceCandidates(definitions: DefinitionService): Promise<SilenceCandidate[]> {
   const out: SilenceCandidate[] = [];
-  for (const s of definitions.all()) {
+  for (const s of await definitions.all()) {
     try {
       const e = definitions.effective(s);
       out.push({ key: String(s.id), name: e.automation.name, automation: e.automation, created: s.created });

@@ -77,6 +77,10 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     timings,
   });
   const debugFiles = await debug.finish();
+  // Kept where every worker on the store reads them (PostgreSQL: in the database); a file that cannot be kept never fails the run.
+  for (const name of debugFiles) {
+    await env.store.putDebugFile(id, name, path.join(debug.folder, name)).catch((err: unknown) => env.logger.warn({ run_id: id, file: name, err: (err as Error).message }, "debug file not kept in the state store"));
+  }
   // Downloads and scratch data go; the debug files stay for the run record.
   await rm(workDir, { recursive: true, force: true });
   return recorder.finish(outcome, { error: error ?? applyError, guard, debugFiles });

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { AccountStore } from "../../src/daemon/accounts.js";
-import { openDaemonDb } from "../../src/daemon/daemon-db.js";
+import { SqliteDaemonDb } from "../../src/daemon/daemon-db-sqlite.js";
 import { loadSecretKey } from "../../src/definition/index.js";
 
 const run = promisify(execFile);
@@ -18,24 +18,24 @@ function dbBytes(file: string): Buffer {
 }
 
 describe("accounts", () => {
-  it("keeps tokens encrypted, verifies pairs, refuses unsafe user names", () => {
+  it("keeps tokens encrypted, verifies pairs, refuses unsafe user names", async () => {
     const file = path.join(dir, "unit", "state.db");
-    const db = openDaemonDb(file);
-    const accounts = new AccountStore(db, loadSecretKey({ dataDir: path.join(dir, "unit"), secretKey: undefined }));
-    const generated = accounts.add("shop-a");
+    const db = SqliteDaemonDb.open(file);
+    const accounts = new AccountStore(db.accounts, loadSecretKey({ dataDir: path.join(dir, "unit"), secretKey: undefined }));
+    const generated = await accounts.add("shop-a");
     expect(generated).toMatch(/^[0-9a-f]{48}$/);
-    accounts.add("shop-b", "given-token-123");
-    expect(accounts.verify("shop-a", generated)).toBe(true);
-    expect(accounts.verify("shop-a", "given-token-123")).toBe(false);
-    expect(accounts.verify("nobody", generated)).toBe(false);
-    expect(accounts.credentials("shop-b")?.apiToken).toBe("given-token-123");
-    expect(() => accounts.add("../etc")).toThrow(/not allowed/);
+    await accounts.add("shop-b", "given-token-123");
+    expect(await accounts.verify("shop-a", generated)).toBe(true);
+    expect(await accounts.verify("shop-a", "given-token-123")).toBe(false);
+    expect(await accounts.verify("nobody", generated)).toBe(false);
+    expect((await accounts.credentials("shop-b"))?.apiToken).toBe("given-token-123");
+    await expect(accounts.add("../etc")).rejects.toThrow(/not allowed/);
     const bytes = dbBytes(file);
     expect(bytes.includes(Buffer.from(generated))).toBe(false);
     expect(bytes.includes(Buffer.from("given-token-123"))).toBe(false);
-    expect(accounts.remove("shop-b")).toBe(true);
-    expect(accounts.list().map((a) => a.apiUser)).toEqual(["shop-a"]);
-    db.close();
+    expect(await accounts.remove("shop-b")).toBe(true);
+    expect((await accounts.list()).map((a) => a.apiUser)).toEqual(["shop-a"]);
+    await db.close();
   });
 
   it("conveyor accounts add|list|remove", async () => {

@@ -118,7 +118,7 @@ describe("v3 custom automations (seed part 4.2)", () => {
     const res = await t.request("PATCH", `/v3/automations/custom/${id}`, { vendor: "Partner Ltd", connection: { ...connection, path: "/out2" } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: String(id), results: { successful: [{ code: 2, message: expect.any(String) }] } });
-    const stored = t.daemon.definitions.own("demo", "custom", id).body as { connection: Record<string, unknown>; vendor: string; name: string };
+    const stored = (await t.daemon.definitions.own("demo", "custom", id)).body as { connection: Record<string, unknown>; vendor: string; name: string };
     expect(stored.connection.password).toBe(PASSWORD);
     expect(stored.connection.path).toBe("/out2");
     expect(stored.vendor).toBe("Partner Ltd");
@@ -132,7 +132,7 @@ describe("v3 custom automations (seed part 4.2)", () => {
     const res = await t.request("PUT", `/v3/automations/custom/${id}/parameters/api%20key`, { encrypted: true, value: "rotated-key-445566" });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: String(id), results: { successful: [{ code: 2, message: expect.any(String) }] } });
-    const stored = t.daemon.definitions.own("demo", "custom", id).body as { parameters: Array<{ name: string; value: string }> };
+    const stored = (await t.daemon.definitions.own("demo", "custom", id)).body as { parameters: Array<{ name: string; value: string }> };
     expect(stored.parameters.find((p) => p.name === "api key")?.value).toMatch(/^enc:v1:/);
     const db = path.join(t.settings.dataDir, "state.db");
     const file = Buffer.concat([readFileSync(db), ...(existsSync(`${db}-wal`) ? [readFileSync(`${db}-wal`)] : [])]);

@@ -113,7 +113,7 @@ describe("published and installed automations (seed part 4.2)", () => {
 
 describe("accounts", () => {
   it("each account sees only its own automations, runs and logs", async () => {
-    const token = t.daemon.accounts.add("second", undefined, "test");
+    const token = await t.daemon.accounts.add("second", undefined, "test");
     const other = { "X-Auth-User": "second", "X-Auth-Token": token };
     const created = await t.request("POST", "/v3/automations/custom", stockDefinition({ name: "Second's feed" }), other);
     expect(created.status).toBe(200);
@@ -125,7 +125,7 @@ describe("accounts", () => {
     expect((await t.request("DELETE", `/v3/automations/custom/${String(created.body.id)}`)).status).toBe(404);
     const runs = await t.request("GET", "/v3/automations/runs", undefined, other);
     expect(runs.body.runs).toEqual([]);
-    t.daemon.accounts.remove("second");
+    await t.daemon.accounts.remove("second");
     expect((await t.request("GET", "/v3/automations/custom", undefined, other)).status).toBe(401);
   });
 

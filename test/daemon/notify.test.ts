@@ -4,7 +4,7 @@ import path from "node:path";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDaemonDb, stateDbFile } from "../../src/daemon/daemon-db.js";
+import { openDaemonDb } from "../../src/daemon/daemon-db.js";
 import { Notifier } from "../../src/daemon/notify.js";
 import { silenceCandidates } from "../../src/daemon/wiring.js";
 import { silentLogger } from "../../src/log.js";
@@ -115,11 +115,11 @@ describe("notifications over SMTP", () => {
   });
 
   it("sends the silence alert once for a select:new feed that found nothing for silence_alert", async () => {
-    const db = openDaemonDb(stateDbFile(t.settings));
+    const db = openDaemonDb(t.settings, t.daemon.store);
     const later = new Date(Date.now() + 3 * 3600_000);
     const notifier = new Notifier({ settings: { ...t.settings, silenceAlertMs: 3600_000 }, store: t.daemon.store, db, logger: silentLogger, now: () => later });
     const before = (await mailsTo("alerts@shop.test", 0)).length;
-    const candidates = silenceCandidates(t.daemon.definitions).map((c) => ({
+    const candidates = (await silenceCandidates(t.daemon.definitions)).map((c) => ({
       ...c,
       automation: { ...c.automation, file_configs: c.automation.file_configs.map((f) => ({ ...f, select: "new" as const })) },
     }));
@@ -128,6 +128,6 @@ describe("notifications over SMTP", () => {
     expect(await notifier.checkSilence(candidates.filter((c) => c.name === "Missing feed"))).toBe(0);
     const alerts = await mailsTo("alerts@shop.test", before + 1);
     expect(alerts.at(-1)?.subject).toBe("[conveyor] ALERT: no new file for Missing feed for 1 hours");
-    db.close();
+    await db.close();
   });
 });

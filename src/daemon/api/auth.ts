@@ -17,7 +17,7 @@ export function registerAuth(app: FastifyInstance, accounts: AccountStore): void
     if (PUBLIC.has(request.url.split("?")[0] ?? "") || request.method === "OPTIONS") return undefined;
     const user = text(request.headers["x-auth-user"]);
     const token = text(request.headers["x-auth-token"]);
-    if (user !== undefined && token !== undefined && accounts.verify(user, token)) return undefined;
+    if (user !== undefined && token !== undefined && (await accounts.verify(user, token))) return undefined;
     const why = user === undefined || token === undefined ? "missing X-Auth-User or X-Auth-Token header" : "wrong API user or token";
     return sendError(request, reply, 401, `${why}: send both headers with an account's API user and token (conveyor accounts list shows the users)`);
   });

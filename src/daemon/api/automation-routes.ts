@@ -16,7 +16,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
 
   app.get(base, async (request) => {
     rejectUnknown(request, LISTING_PARAMS);
-    const stored = ctx.definitions.own(accountOf(request), kind, pathId(request));
+    const stored = await ctx.definitions.own(accountOf(request), kind, pathId(request));
     const e = ctx.definitions.effective(stored);
     const status = await ctx.store.status(String(stored.id));
     return { automation: kind === "custom" ? customFetched(e) : installedShape(e), status: statusShape(status, kind), timestamp: ctx.now().toISOString() };
@@ -24,20 +24,20 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
 
   app.delete(base, async (request) => {
     const id = pathId(request);
-    ctx.definitions.remove(accountOf(request), kind, id);
+    await ctx.definitions.remove(accountOf(request), kind, id);
     return mutation(String(id), 3, `${kind} automation ${id} deleted`);
   });
 
   app.put(`${base}/parameters/:name`, async (request) => {
     const id = pathId(request);
     const name = text(fields(request.params).name) ?? "";
-    ctx.definitions.setParameter(accountOf(request), kind, id, name, request.body);
+    await ctx.definitions.setParameter(accountOf(request), kind, id, name, request.body);
     return mutation(String(id), 2, `parameter "${name}" of ${kind} automation ${id} updated`);
   });
 
   app.get(`${base}/run`, async (request) => {
     const account = accountOf(request);
-    const stored = ctx.definitions.own(account, kind, pathId(request));
+    const stored = await ctx.definitions.own(account, kind, pathId(request));
     // A definition that no longer validates is refused here, with every problem, rather than queued to fail.
     ctx.definitions.effective(stored);
     return queueRun(ctx, request, String(stored.id), account);
@@ -45,7 +45,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
 
   app.delete(`${base}/status`, async (request) => {
     const q = rejectUnknown(request, ["type"]);
-    const stored = ctx.definitions.own(accountOf(request), kind, pathId(request));
+    const stored = await ctx.definitions.own(accountOf(request), kind, pathId(request));
     if (q.type !== "debug" && q.type !== "prod") throw badRequest(`type is required: debug or prod${q.type === undefined ? "" : `, not ${JSON.stringify(q.type)}`}`);
     await ctx.store.resetStatus(String(stored.id), q.type);
     return mutation(String(stored.id), 3, `${q.type} status of ${kind} automation ${stored.id} reset`);

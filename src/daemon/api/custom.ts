@@ -40,19 +40,19 @@ export function registerCustom(app: FastifyInstance, ctx: ApiContext): void {
   app.get("/v3/automations/custom", async (request) => {
     const q = rejectUnknown(request, LISTING_PARAMS);
     const account = accountOf(request);
-    const items = listEffective(ctx, account, ctx.definitions.list(account, "custom"), q).map(customListed);
+    const items = listEffective(ctx, account, await ctx.definitions.list(account, "custom"), q).map(customListed);
     return listing("automations", items, q, SORTABLE, ctx.now());
   });
 
   app.post("/v3/automations/custom", async (request) => {
-    const created = ctx.definitions.createCustom(accountOf(request), request.body);
+    const created = await ctx.definitions.createCustom(accountOf(request), request.body);
     ctx.logger.info({ event: "automation_created", automation: created.id, account: created.account, slug: created.slug }, "custom automation created");
     return mutation(created.id, 1, `custom automation ${created.id} created`);
   });
 
   app.patch("/v3/automations/custom/:id", async (request) => {
     const id = pathId(request);
-    ctx.definitions.patchCustom(accountOf(request), id, request.body);
+    await ctx.definitions.patchCustom(accountOf(request), id, request.body);
     ctx.logger.info({ event: "automation_updated", automation: id }, "custom automation updated");
     return mutation(String(id), 2, `custom automation ${id} updated`);
   });

@@ -10,19 +10,19 @@ export function registerInstalled(app: FastifyInstance, ctx: ApiContext): void {
   app.get("/v3/automations/installed", async (request) => {
     const q = rejectUnknown(request, LISTING_PARAMS);
     const account = accountOf(request);
-    const items = listEffective(ctx, account, ctx.definitions.list(account, "installed"), q).map(installedShape);
+    const items = listEffective(ctx, account, await ctx.definitions.list(account, "installed"), q).map(installedShape);
     return listing("automations", items, q, SORTABLE, ctx.now());
   });
 
   app.post("/v3/automations/installed", async (request) => {
-    const created = ctx.definitions.install(accountOf(request), request.body);
+    const created = await ctx.definitions.install(accountOf(request), request.body);
     ctx.logger.info({ event: "automation_installed", automation: created.id, account: created.account, shared_id: created.sharedId }, "published automation installed");
     return mutation(created.id, 1, `published automation ${created.sharedId ?? ""} installed as ${created.id}`);
   });
 
   app.patch("/v3/automations/installed/:id", async (request) => {
     const id = pathId(request);
-    ctx.definitions.patchInstalled(accountOf(request), id, request.body);
+    await ctx.definitions.patchInstalled(accountOf(request), id, request.body);
     return mutation(String(id), 2, `installed automation ${id} updated`);
   });
 

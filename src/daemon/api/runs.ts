@@ -1,11 +1,8 @@
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { runJson } from "../../cli-output/summary.js";
 import { HttpError, fields, text } from "../../embedded/envelopes.js";
-import { runFolder } from "../../pipeline/run.js";
-import type { RunMode, RunRecord } from "../../state/index.js";
+import { isDebugFileName, type RunMode, type RunRecord } from "../../state/index.js";
 import { accountOf, type ApiContext } from "./context.js";
 import { badRequest, positiveInt, rejectUnknown } from "./query.js";
 
@@ -18,16 +15,6 @@ const CONTENT_TYPES: Record<string, string> = {
 
 export function runView(run: RunRecord): Record<string, unknown> {
   return { ...runJson(run), account: run.account, force: run.force, notify: run.notify, email: run.email, state: run.finished ? "finished" : "running" };
-}
-
-/** A debug file's path inside the run's folder; a name that climbs out (`..`, absolute) is refused. */
-export function debugFilePath(dataDir: string, runId: string, name: string): string {
-  const folder = path.resolve(runFolder(dataDir, runId), "debug");
-  const file = path.resolve(folder, name);
-  if (name === "" || path.isAbsolute(name) || name.split(/[\\/]/).includes("..") || !file.startsWith(folder + path.sep)) {
-    throw badRequest(`debug file name ${JSON.stringify(name)} is not allowed: give a name from the run's debug_files`);
-  }
-  return file;
 }
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -45,7 +32,7 @@ export function registerRuns(app: FastifyInstance, ctx: ApiContext): void {
     const run = await ctx.store.getRun(id);
     if (run && run.account === account) return run;
     const waiting = ctx.queue.list().find((r) => r.id === id);
-    const owner = waiting ? ctx.definitions.byKey(waiting.automation) : null;
+    const owner = waiting ? await ctx.definitions.byKey(waiting.automation) : null;
     if (waiting && owner?.account === account) {
       return { id, automation: waiting.automation, mode: waiting.mode, state: waiting.state === "waiting" ? "queued" : "starting", outcome: null, enqueued: waiting.enqueued };
     }
@@ -77,10 +64,11 @@ export function registerRuns(app: FastifyInstance, ctx: ApiContext): void {
   app.get("/v3/automations/runs/:runId/debug-files/*", async (request, reply) => {
     const run = await own(request);
     const name = text(fields(request.params)["*"]) ?? "";
-    const file = debugFilePath(ctx.settings.dataDir, String(run.id), name);
-    const info = await stat(file).catch(() => null);
-    if (!info?.isFile()) throw new HttpError(404, `run ${String(run.id)} has no debug file ${JSON.stringify(name)}`);
-    const type = CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream";
-    return reply.header("Content-Type", type).header("Content-Length", String(info.size)).send(createReadStream(file));
+    if (!isDebugFileName(name)) throw badRequest(`debug file name ${JSON.stringify(name)} is not allowed: give a name from the run's debug_files`);
+    // Through the store: on PostgreSQL the file may have been written by another daemon.
+    const file = await ctx.store.getDebugFile(String(run.id), name);
+    if (!file) throw new HttpError(404, `run ${String(run.id)} has no debug file ${JSON.stringify(name)}`);
+    const type = CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
+    return reply.header("Content-Type", type).header("Content-Length", String(file.size)).send(file.open());
   });
 }

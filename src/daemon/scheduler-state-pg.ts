@@ -1,0 +1,68 @@
+import type pg from "pg";
+import type { SkipRecord } from "./scheduler-state.js";
+import type { SchedulerState } from "./types.js";
+
+/**
+ * Scheduler bookkeeping in the PostgreSQL schema of the state store, shared by
+ * every daemon on it: a fire time one daemon dealt with is not caught up again
+ * by another after a restart. On the store's pool, which the store closes.
+ */
+export class PgSchedulerState implements SchedulerState {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async lastFireTime(key: string): Promise<string | null> {
+    return this.column(key, "last_fire");
+  }
+
+  /** Never moves backwards, whichever daemon writes last. */
+  async setLastFireTime(key: string, iso: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO scheduler_fire_state (key, last_fire) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET last_fire = excluded.last_fire
+       WHERE scheduler_fire_state.last_fire IS NULL OR excluded.last_fire > scheduler_fire_state.last_fire`,
+      [key, iso],
+    );
+  }
+
+  async lastFullRun(key: string): Promise<string | null> {
+    return this.column(key, "last_full");
+  }
+
+  async setLastFullRun(key: string, iso: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO scheduler_fire_state (key, last_full) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET last_full = excluded.last_full
+       WHERE scheduler_fire_state.last_full IS NULL OR excluded.last_full > scheduler_fire_state.last_full`,
+      [key, iso],
+    );
+  }
+
+  async recordSkip(key: string, fireTime: string, reason: string): Promise<void> {
+    await this.pool.query("INSERT INTO scheduler_skips (key, fire_time, reason, recorded) VALUES ($1, $2, $3, $4)", [key, fireTime, reason, new Date(this.now()).toISOString()]);
+  }
+
+  /** The latest skipped ticks of one automation, newest first. */
+  async skips(key: string, limit = 100): Promise<SkipRecord[]> {
+    const { rows } = await this.pool.query<{ fire_time: string; reason: string; recorded: Date }>(
+      "SELECT fire_time, reason, recorded FROM scheduler_skips WHERE key = $1 ORDER BY seq DESC LIMIT $2",
+      [key, limit],
+    );
+    return rows.map((r) => ({ fireTime: r.fire_time, reason: r.reason, recorded: r.recorded.toISOString() }));
+  }
+
+  async pruneSkips(before: Date): Promise<number> {
+    return (await this.pool.query("DELETE FROM scheduler_skips WHERE recorded < $1", [before.toISOString()])).rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    // The pool belongs to the state store.
+  }
+
+  private async column(key: string, name: "last_fire" | "last_full"): Promise<string | null> {
+    const { rows } = await this.pool.query<{ value: string | null }>(`SELECT ${name} AS value FROM scheduler_fire_state WHERE key = $1`, [key]);
+    return rows[0]?.value ?? null;
+  }
+}
