@@ -6,7 +6,8 @@ import type { StateStore } from "../../state/index.js";
 import type { AccountStore } from "../accounts.js";
 import type { DefinitionService } from "../definitions.js";
 import type { Metrics } from "../metrics.js";
-import type { RunQueue } from "../queue.js";
+import type { EnqueueResult, RunQueue } from "../queue.js";
+import type { RunRequest } from "../types.js";
 
 /** What the API's routes share: the daemon's parts, handed in so tests can build the API alone. */
 export interface ApiContext {
@@ -15,6 +16,8 @@ export interface ApiContext {
   accounts: AccountStore;
   store: StateStore;
   queue: RunQueue;
+  /** Several daemons on one database: runs are queued in the cluster's shared queue instead of `queue`. */
+  intake?: { enqueue(request: RunRequest): Promise<EnqueueResult> };
   metrics: Metrics;
   logger: Logger;
   now: () => Date;

@@ -15,7 +15,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  * (the seed: "A run is queued; the 200 response confirms queueing"). `id` is
  * the run's id: its record, status and debug files are found by it.
  */
-export function queueRun(ctx: ApiContext, request: FastifyRequest, key: string, account: string): Record<string, unknown> {
+export async function queueRun(ctx: ApiContext, request: FastifyRequest, key: string, account: string): Promise<Record<string, unknown>> {
   const q = rejectUnknown(request, RUN_PARAMS);
   const email = q.email?.trim() || null;
   if (email !== null && !EMAIL.test(email)) throw badRequest(`email must be an e-mail address, not ${JSON.stringify(q.email)}`);
@@ -31,7 +31,7 @@ export function queueRun(ctx: ApiContext, request: FastifyRequest, key: string, 
   };
   let result;
   try {
-    result = ctx.queue.enqueue(run);
+    result = ctx.intake ? await ctx.intake.enqueue(run) : ctx.queue.enqueue(run);
   } catch (err) {
     throw new HttpError(503, toConveyorError(err).message);
   }
