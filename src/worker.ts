@@ -5,7 +5,8 @@ import { ConveyorError } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import type { RunEnvironment } from "./pipeline/environment.js";
 import { registerSecret } from "./secrets.js";
-import { ServiceClient, sharedLimiter } from "./service/index.js";
+import { ServiceClient } from "./service/index.js";
+import { openLimiter } from "./service/limiter-for.js";
 import { openStore } from "./state/index.js";
 
 /**
@@ -45,12 +46,17 @@ export async function openWorker(settings: Settings, logger: Logger = createLogg
   }
   registerSecret(apiToken);
   const store = await openStore(settings);
+  // With PostgreSQL a CLI run draws from the account's budget shared with every daemon on the database.
+  const limits = await openLimiter(settings, logger).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   const client = new ServiceClient({
     baseUrl,
     apiUser,
     apiToken,
     integration: settings.integration,
-    limiter: sharedLimiter({ read: settings.readLimit, write: settings.writeLimit }),
+    limiter: limits.limiter,
     logger,
   });
   const env: RunEnvironment = { settings, store, client, account: apiUser, logger, secretKey: loadSecretKey(settings) };
@@ -59,6 +65,7 @@ export async function openWorker(settings: Settings, logger: Logger = createLogg
     embedded,
     close: async () => {
       await store.close();
+      await limits.close();
       await embedded?.close();
     },
   };
