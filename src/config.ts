@@ -54,6 +54,7 @@ const rawSchema = z
     bulk_rows: positiveInt.default(5000),
     full_run_every: duration.default(24 * 3600_000),
     max_run_time: duration.default(2 * 3600_000),
+    run_lease: duration.default(60_000),
     debug_rows: z.coerce.number().int().nonnegative().default(1000),
     run_retention: duration.default(30 * 24 * 3600_000),
     read_limit: positiveInt.default(300),
@@ -85,6 +86,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "bulk_rows", env: "CONVEYOR_BULK_ROWS", flag: "--bulk-rows", default: "5000", describe: "rows per bulk file" },
   { key: "full_run_every", env: "CONVEYOR_FULL_RUN_EVERY", flag: "--full-run-every", default: "24h", describe: "full run interval for scheduled diff runs" },
   { key: "max_run_time", env: "CONVEYOR_MAX_RUN_TIME", flag: "--max-run-time", default: "2h", describe: "longest run before it is canceled" },
+  { key: "run_lease", env: "CONVEYOR_RUN_LEASE", flag: "--run-lease", default: "60s", describe: "with PostgreSQL: a run whose daemon stopped renewing it this long is marked interrupted (at least 20s)" },
   { key: "debug_rows", env: "CONVEYOR_DEBUG_ROWS", flag: "--debug-rows", default: "1000", describe: "mapped records kept in debug files" },
   { key: "run_retention", env: "CONVEYOR_RUN_RETENTION", flag: "--run-retention", default: "30d", describe: "run record retention" },
   { key: "read_limit", env: "CONVEYOR_READ_LIMIT", flag: "--read-limit", default: "300", describe: "service read requests per minute" },
@@ -114,6 +116,7 @@ export interface Settings {
   bulkRows: number;
   fullRunEveryMs: number;
   maxRunTimeMs: number;
+  runLeaseMs: number;
   debugRows: number;
   runRetentionMs: number;
   readLimit: number;
@@ -202,6 +205,7 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     bulkRows: raw.bulk_rows,
     fullRunEveryMs: raw.full_run_every,
     maxRunTimeMs: raw.max_run_time,
+    runLeaseMs: raw.run_lease,
     debugRows: raw.debug_rows,
     runRetentionMs: raw.run_retention,
     readLimit: raw.read_limit,

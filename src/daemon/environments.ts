@@ -2,7 +2,7 @@ import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { RunEnvironment } from "../pipeline/environment.js";
-import { ServiceClient, sharedLimiter } from "../service/index.js";
+import { ServiceClient, sharedLimiter, type RateLimiter } from "../service/index.js";
 import type { StateStore } from "../state/index.js";
 import type { AccountStore } from "./accounts.js";
 
@@ -23,6 +23,8 @@ export class Environments {
       baseUrl: string;
       logger: Logger;
       secretKey: Buffer;
+      /** The cluster's limiter in PostgreSQL, shared by every daemon; the process-wide one otherwise. */
+      limiter?: RateLimiter;
     },
   ) {}
 
@@ -41,7 +43,7 @@ export class Environments {
       apiUser: credentials.apiUser,
       apiToken: credentials.apiToken,
       integration: settings.integration,
-      limiter: sharedLimiter({ read: settings.readLimit, write: settings.writeLimit }),
+      limiter: this.options.limiter ?? sharedLimiter({ read: settings.readLimit, write: settings.writeLimit }),
       logger,
     });
     const env: RunEnvironment = { settings, store, client, account, logger: logger.child({ account }), secretKey };
