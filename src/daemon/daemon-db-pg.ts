@@ -64,6 +64,11 @@ export class PgDaemonDb implements DaemonDb {
     await this.pool.query("INSERT INTO daemon_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value]);
   }
 
+  async metaInit(key: string, value: string): Promise<string> {
+    await this.pool.query("INSERT INTO daemon_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [key, value]);
+    return (await this.metaGet(key)) ?? value;
+  }
+
   async close(): Promise<void> {
     // The pool belongs to the state store.
   }

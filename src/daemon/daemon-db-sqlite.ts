@@ -94,6 +94,11 @@ export class SqliteDaemonDb implements DaemonDb {
     this.db.prepare("INSERT INTO daemon_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value);
   }
 
+  async metaInit(key: string, value: string): Promise<string> {
+    this.db.prepare("INSERT OR IGNORE INTO daemon_meta (key, value) VALUES (?, ?)").run(key, value);
+    return (await this.metaGet(key)) ?? value;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import path from "node:path";
 import { ConveyorError } from "../errors.js";
 import { isPostgresUrl, PostgresStore, type StateStore } from "../state/index.js";
@@ -38,6 +39,8 @@ export interface DaemonDb {
   setAlert(automation: string, kind: string, ref: string, sent: string): Promise<void>;
   metaGet(key: string): Promise<string | null>;
   metaSet(key: string, value: string): Promise<void>;
+  /** Stores the value unless the key has one; returns the value stored now (the first writer's). */
+  metaInit(key: string, value: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -60,4 +63,21 @@ export function openDaemonDb(settings: { dataDir: string; databaseUrl: string | 
     throw new ConveyorError("internal", "the daemon's tables were asked for on a store that is not the PostgreSQL store of the settings");
   }
   return SqliteDaemonDb.open(stateDbFile(settings));
+}
+
+/**
+ * Daemons sharing a database must share the secret key too: each encrypts
+ * tokens and parameters another one decrypts. The first daemon leaves a
+ * fingerprint of its key (an HMAC, which does not reveal the key); one
+ * starting with a different key stops with the reason instead of failing on
+ * every encrypted value later.
+ */
+export async function checkSharedSecretKey(db: DaemonDb, key: Buffer): Promise<void> {
+  const mine = createHmac("sha256", key).update("conveyor secret key fingerprint").digest("hex").slice(0, 32);
+  const stored = await db.metaInit("secret_key_fingerprint", mine);
+  if (stored !== mine) {
+    throw new ConveyorError("secret_key", "this daemon's secret key is not the one the shared database was written with", {
+      hint: "give every daemon on the database the same CONVEYOR_SECRET_KEY (the key file of the first daemon's data folder holds it)",
+    });
+  }
 }

@@ -6,12 +6,12 @@ import { loadSecretKey } from "../definition/index.js";
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from "../embedded/index.js";
 import { ConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { openStore, type RunRecord, type StateStore } from "../state/index.js";
+import { openStore, PostgresStore, type RunRecord, type StateStore } from "../state/index.js";
 import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
 import type { RateLimits } from "../embedded/throttle.js";
 import { Catalogue } from "./catalogue.js";
-import { openDaemonDb, type DaemonDb } from "./daemon-db.js";
+import { checkSharedSecretKey, openDaemonDb, type DaemonDb } from "./daemon-db.js";
 import { DefinitionService } from "./definitions.js";
 import { Environments } from "./environments.js";
 import { DaemonExecutor } from "./executor.js";
@@ -65,6 +65,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
   let embedded: EmbeddedService | undefined;
   const closers: Array<() => Promise<void> | void> = [() => db.close(), () => store.close()];
   try {
+    if (store instanceof PostgresStore) await checkSharedSecretKey(db, secretKey);
     const setup = new SampleSetup(settings, db, logger);
     if (settings.embedded) {
       await setup.seedProducts();

@@ -100,11 +100,19 @@ export async function copySampleStorage(samplesStorage: string, storage: string,
   return fresh;
 }
 
-/** The sample catalogue into the embedded service, once per data folder, so the sample imports have products to change. */
+/**
+ * The sample catalogue into the embedded service, once per data folder, so the
+ * sample imports have products to change. The mark lives in the data folder,
+ * next to the embedded service's data it describes: daemons sharing one
+ * PostgreSQL each have their own. (Earlier builds kept it in `daemon_meta`,
+ * which is still honoured.)
+ */
 export async function seedSampleProducts(db: DaemonDb, dataDir: string, file: string, logger: Logger): Promise<number> {
-  if (!existsSync(file) || (await db.metaGet("sample_products_loaded")) !== null) return 0;
+  const mark = path.join(dataDir, ".sample-products-loaded");
+  if (!existsSync(file) || existsSync(mark) || (await db.metaGet("sample_products_loaded")) !== null) return 0;
   const result = await loadItemsCsv(dataDir, file);
   for (const error of result.errors) logger.warn({ file, error }, "sample product not loaded");
-  await db.metaSet("sample_products_loaded", new Date().toISOString());
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(mark, `${new Date().toISOString()}\n`);
   return result.created + result.updated;
 }

@@ -3,29 +3,20 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buffer } from "node:stream/consumers";
-import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { emptyCounts, openStore, type RunRecord } from "../../src/state/index.js";
 import { PostgresStore } from "../../src/state/postgres.js";
+import { PG_URL, PgSchemas } from "../helpers/postgres.js";
 import { storeSuite } from "./store-suite.js";
 
-/** The PostgreSQL of this machine and of CI; every test gets a schema of its own, dropped afterwards. */
-export const PG_URL = process.env.CONVEYOR_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-const admin = new pg.Pool({ connectionString: PG_URL, max: 2 });
-const schemas: string[] = [];
-
-function freshSchema(): string {
-  const name = `t_${randomBytes(6).toString("hex")}`;
-  schemas.push(name);
-  return name;
-}
+const pgs = new PgSchemas();
+const freshSchema = (): string => pgs.fresh();
 
 afterEach(async () => {
-  for (const s of schemas.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await pgs.dropAll();
 });
 afterAll(async () => {
-  await admin.end();
+  await pgs.end();
 });
 
 storeSuite("postgres", async () => PostgresStore.open(PG_URL, { schema: freshSchema() }));
@@ -42,7 +33,7 @@ describe("postgres store: several daemons on one database", () => {
   it("migrates once when several daemons start at the same moment", async () => {
     const schema = freshSchema();
     const stores = await Promise.all(Array.from({ length: 5 }, () => PostgresStore.open(PG_URL, { schema, poolSize: 2 })));
-    const { rows } = await admin.query<{ version: number }>(`SELECT version FROM "${schema}".conveyor_migrations ORDER BY version`);
+    const { rows } = await pgs.query<{ version: number }>(`SELECT version FROM "${schema}".conveyor_migrations ORDER BY version`);
     expect(rows.map((r) => r.version)).toEqual([1, 2]);
     await stores[0]?.ledgerAdd("k", [{ path: "a", size: 1, modified: null }]);
     expect(await stores[4]?.ledgerHas("k", { path: "a", size: 1, modified: null })).toBe(true);
