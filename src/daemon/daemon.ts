@@ -6,6 +6,7 @@ import { loadSecretKey } from "../definition/index.js";
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from "../embedded/index.js";
 import { ConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { openLimiter } from "../service/limiter-for.js";
 import { openStore, PostgresStore, type RunRecord, type StateStore } from "../state/index.js";
 import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
@@ -13,6 +14,7 @@ import type { RateLimits } from "../embedded/throttle.js";
 import { Catalogue } from "./catalogue.js";
 import { checkSharedSecretKey, openDaemonDb, type DaemonDb } from "./daemon-db.js";
 import { DefinitionService } from "./definitions.js";
+import { joinCluster } from "./cluster/join.js";
 import { Environments } from "./environments.js";
 import { DaemonExecutor } from "./executor.js";
 import { startInterruptSweep } from "./lifecycle.js";
@@ -88,7 +90,9 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const definitions = new DefinitionService(db.definitions, catalogue, secretKey, resync);
     if (settings.automations && defaultAccount) await setup.loadAutomations(definitions, defaultAccount.apiUser);
 
-    const environments = new Environments({ settings, store, accounts, baseUrl, logger, secretKey });
+    const limits = await openLimiter(settings, logger);
+    closers.push(() => limits.close());
+    const environments = new Environments({ settings, store, accounts, baseUrl, logger, secretKey, limiter: limits.limiter });
     const finishedRuns: Array<(run: RunRecord) => Promise<void>> = [];
     const onFinished = async (run: RunRecord): Promise<void> => {
       for (const fn of finishedRuns) await fn(run).catch((err: unknown) => logger.error({ err }, "after-run step failed"));
@@ -97,7 +101,10 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const queue = new RunQueue({ executor, concurrency: settings.concurrency, maxRunTimeMs: settings.maxRunTimeMs, logger });
     const schedulerState = openSchedulerState(settings, store);
     closers.push(() => schedulerState.close());
-    scheduler = new Scheduler({ queue, state: schedulerState, fullRunEveryMs: settings.fullRunEveryMs, logger });
+    // With PostgreSQL: runs go through the cluster's shared queue, and each fire time is claimed once across daemons.
+    const cluster = await joinCluster(settings, { queue, store, schedulerState, logger, resync });
+    if (cluster) closers.unshift(() => cluster.close());
+    scheduler = new Scheduler({ queue, intake: cluster?.intake, state: schedulerState, fullRunEveryMs: settings.fullRunEveryMs, logger });
     const activeScheduler = scheduler;
     const metrics = new Metrics({
       queueDepth: () => queue.depth(),
@@ -119,7 +126,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     silenceTimer.unref();
 
     let ready = false;
-    const api = await buildApi({ settings, definitions, accounts, store, queue, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
+    const api = await buildApi({ settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
     await activeScheduler.sync(await definitions.schedulables());
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();
@@ -143,6 +150,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
           await activeScheduler.stop();
           clearInterval(silenceTimer);
           stopSweep();
+          await cluster?.stopFetching();
           const result = await queue.drain(graceMs);
           await activeScheduler.close();
           await api.close();
