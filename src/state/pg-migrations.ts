@@ -75,10 +75,12 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<nu
   const s = quoteIdent(schema);
   await client.query("BEGIN");
   try {
+    // The first lock is the one the cluster's pool takes to create the schema (service/pg-pool.ts): never both at once.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.schema'))");
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`conveyor_migrations:${schema}`]);
     const exists = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
     // Only created when missing, so a user without CREATE on the database can run on a schema made for it.
-    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${s}`);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${s}.conveyor_migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL DEFAULT now())`);
     const done = await client.query<{ version: number }>(`SELECT version FROM ${s}.conveyor_migrations`);
     const applied = new Set(done.rows.map((r) => r.version));
