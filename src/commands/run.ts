@@ -6,6 +6,8 @@ import { runAutomation } from "../pipeline/run.js";
 import type { RunOutcome } from "../state/index.js";
 import { openWorker } from "../worker.js";
 import { loadAutomationArg } from "./automation-arg.js";
+import { openDaemonDb } from "../daemon/daemon-db.js";
+import { Notifier } from "../daemon/notify.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
 interface RunFlags {
@@ -65,6 +67,15 @@ export function register(program: Command): void {
             progress: (p) => progress.update(p),
           });
           progress.stop();
+          // The same mails as a daemon run: the --notify summary, and the alert address on a failure.
+          if (run.notify || (settings.alertEmail && run.outcome === "failed")) {
+            const db = openDaemonDb(settings, worker.env.store);
+            try {
+              await new Notifier({ settings, store: worker.env.store, db, logger }).afterRun(run, automation.name);
+            } finally {
+              await db.close();
+            }
+          }
           if (flags.json) process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
           else process.stdout.write(runSummary(run));
           return exitCodeFor(run.outcome);

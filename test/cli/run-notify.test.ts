@@ -1,0 +1,82 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/** `conveyor run --notify --email`: the summary reaches a real SMTP server, with no secret in it. */
+const dir = mkdtempSync(path.join(tmpdir(), "conveyor-notify-cli-"));
+const dataDir = path.join(dir, "data");
+const SMTP_PASSWORD = "cli-smtp-Secret-42";
+const mails: ParsedMail[] = [];
+let smtp: SMTPServer;
+let port = 0;
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    disabledCommands: ["STARTTLS"],
+    allowInsecureAuth: true,
+    onAuth(auth, _session, cb) {
+      if (auth.username === "mailer" && auth.password === SMTP_PASSWORD) cb(null, { user: "mailer" });
+      else cb(new Error("bad login"));
+    },
+    onData(stream, _session, cb) {
+      void simpleParser(stream).then((m) => {
+        mails.push(m);
+        cb();
+      }, cb);
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+  port = (smtp.server.address() as AddressInfo).port;
+  const feeds = path.join(dataDir, "storage", "demo", "feeds");
+  mkdirSync(feeds, { recursive: true });
+  const feed = path.join(feeds, "feed-1.csv");
+  writeFileSync(feed, "guid,title,stock\nN1,Notified part,4\nN2,Other part,5\n");
+  utimesSync(feed, new Date(Date.now() - 3600_000), new Date(Date.now() - 3600_000));
+  writeFileSync(path.join(dir, "notify.json"), JSON.stringify({
+    name: "Notify test", slug: "notify-test", active: true, schedule: "0 * * * *", type: "products", action: "import",
+    connection: { type: "sdsftp", path: "feeds" },
+    file_configs: [{ name: "feed-1\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
+  }));
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("conveyor run --notify", () => {
+  it("mails the run's summary to --email, and never a secret", async () => {
+    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ["--import", "tsx", "src/cli.ts", "run", path.join(dir, "notify.json"), "--notify", "--email", "buyer@shop.test", "--json"],
+        {
+          env: {
+            ...process.env,
+            CONVEYOR_DATA_DIR: dataDir,
+            CONVEYOR_READ_LIMIT: "100000",
+            CONVEYOR_WRITE_LIMIT: "100000",
+            CONVEYOR_SMTP_URL: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}?from=conveyor@shop.test`,
+          },
+          timeout: 90_000,
+        },
+        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as { id: string; outcome: string };
+    expect(run.outcome).toBe("success");
+    expect(mails).toHaveLength(1);
+    const mail = mails[0];
+    expect(mail?.to).toMatchObject({ text: "buyer@shop.test" });
+    const text = `${mail?.subject ?? ""}\n${mail?.text ?? ""}`;
+    expect(text).toContain("Notify test");
+    expect(text).toContain(run.id);
+    expect(text + result.stdout + result.stderr).not.toContain(SMTP_PASSWORD);
+  });
+});
