@@ -1,5 +1,8 @@
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgSchemas } from "../helpers/postgres.js";
 import { startTestDaemon, stockDefinition, waitForRun, type TestDaemon } from "./daemon-harness.js";
@@ -56,7 +59,7 @@ describe("two daemons on one PostgreSQL", () => {
     expect((await a.request("GET", "/v3/automations/custom", undefined, headers)).status).toBe(401);
   });
 
-  it("a debug run's record, logs and debug files are served by the daemon that did not run it", async () => {
+  it("a debug run's record and debug files are served by the daemon that did not run it, and by the CLI", async () => {
     const list = await a.request("GET", "/v3/automations/custom");
     const stock = (list.body.automations as Array<{ id: string; slug: string }>).find((x) => x.slug === "stock-feed");
     const queued = await a.request("GET", `/v3/automations/custom/${String(stock?.id)}/run?debug=1&diff=0`);
@@ -76,9 +79,15 @@ describe("two daemons on one PostgreSQL", () => {
     const same = await (local[0] as TestDaemon).request("GET", `/v3/automations/runs/${runId}/debug-files/plan.csv`);
     expect(same.text).toBe(plan.text);
     expect((await other.request("GET", `/v3/automations/runs/${runId}/debug-files/nothing.csv`)).status).toBe(404);
+    // The CLI on a machine with no run folders at all reads the same file from the database.
+    const cli = await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", "debug-files", runId, "plan.csv"], {
+      cwd: path.resolve(import.meta.dirname, "../.."),
+      env: { ...process.env, CONVEYOR_DATA_DIR: mkdtempSync(path.join(tmpdir(), "conveyor-cli-")), CONVEYOR_DATABASE_URL: url, CONVEYOR_SECRET_KEY: KEY },
+    });
+    expect(cli.stdout).toBe(plan.text);
     const status = await other.request("GET", `/v3/automations/custom/${String(stock?.id)}`);
     expect(status.body.status).toMatchObject({ last_run_id: runId, last_run_success_debug: true });
-  });
+  }, 30_000);
 
   it("a live run's log records are searched through either daemon", async () => {
     const list = await b.request("GET", "/v3/automations/custom");
