@@ -42,7 +42,8 @@ describe("a daemon killed with SIGKILL during a run", () => {
     // Whichever daemon had a free slot took it: kill that one once its bulk job is under way.
     const runner = await until("the run to start", async () => [a, b].find((d) => d.events.some((e) => e.event === "run_started" && e.run_id === runId)), 20_000);
     const survivor = runner === a ? b : a;
-    await until("the bulk job", async () => env?.service.context.db.prepare("SELECT count(*) AS n FROM bulk_jobs").get() as { n: number } | undefined).then(() => undefined);
+    const service = env.service;
+    await until("the bulk job", async () => (service.context.db.prepare("SELECT count(*) AS n FROM bulk_jobs").get() as { n: number }).n > 0, 20_000);
     await new Promise((r) => setTimeout(r, 1_500));
     runner.proc.kill("SIGKILL");
     await runner.exited;
