@@ -64,6 +64,7 @@ export function register(program: Command): void {
             notify: Boolean(flags.notify),
             email: flags.email ?? null,
             signal: controller.signal,
+            verbose: Boolean(flags.verbose),
             progress: (p) => progress.update(p),
           });
           progress.stop();

@@ -35,6 +35,8 @@ export interface RunOptions extends RunParameters {
   progress?: (p: RunProgress) => void;
   /** For tests: a fixed clock. */
   now?: () => Date;
+  /** `--verbose`: connectors trace their protocol (secrets redacted) at debug level. */
+  verbose?: boolean;
   /** How long to wait between two listings of a young file (tests shorten it). */
   stabilityPollMs?: number;
 }

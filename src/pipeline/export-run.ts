@@ -4,7 +4,7 @@ import { ConveyorError } from "../errors.js";
 import { runExportPass } from "./export-pass.js";
 import type { ImportContext, ImportOutcome } from "./import-run.js";
 import { LogWriter } from "./logs.js";
-import { metadataStore } from "./metadata.js";
+import { connectorContext } from "./connector-context.js";
 
 /**
  * An export run (runs.md, "Export run"): one pass per file config, each its
@@ -32,14 +32,7 @@ export async function runExport(ctx: ExportContext): Promise<ImportOutcome> {
   const live = options.mode === "prod";
   let connector: Connector | null = null;
   if (live) {
-    connector = createConnector(connection, {
-      settings: ctx.env.settings,
-      logger: ctx.env.logger,
-      metadata: await metadataStore(ctx.env.store, options.key),
-      apiUser: ctx.env.account,
-      ...(options.signal ? { signal: options.signal } : {}),
-      now: () => ctx.now().getTime(),
-    });
+    connector = createConnector(connection, await connectorContext(ctx.env, options, ctx.now));
   }
   const logs = live
     ? new LogWriter(ctx.env.store, {

@@ -11,7 +11,7 @@ import type { GuardTrip } from "./guards.js";
 import { runOrderPass } from "./import-orders.js";
 import { runProductPass } from "./import-products.js";
 import { LogWriter } from "./logs.js";
-import { metadataStore } from "./metadata.js";
+import { connectorContext } from "./connector-context.js";
 import type { RunRecorder } from "./recorder.js";
 
 /**
@@ -44,14 +44,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
   const connection = automation.connection;
   if (!connection) throw new ConveyorError("definition_invalid", "an import needs a connection", { details: { field: "connection" } });
   const live = options.mode === "prod";
-  const connector = createConnector(connection, {
-    settings: ctx.env.settings,
-    logger: ctx.env.logger,
-    metadata: await metadataStore(ctx.env.store, options.key),
-    apiUser: ctx.env.account,
-    signal: options.signal,
-    now: () => ctx.now().getTime(),
-  });
+  const connector = createConnector(connection, await connectorContext(ctx.env, options, ctx.now));
   const logs = new LogWriter(ctx.env.store, { runId: recorder.record.id, account: ctx.env.account, integration: ctx.env.settings.integration, operation: "import", type: automation.type === "orders" ? "order" : "item" });
   let foundAny = false;
   let applyError: ConveyorError | null = null;
