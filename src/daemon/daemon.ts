@@ -22,6 +22,7 @@ import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
 import { RunQueue, type DrainResult } from "./queue.js";
 import { Scheduler } from "./scheduler.js";
+import { startRetention } from "./retention.js";
 import { openSchedulerState } from "./scheduler-state.js";
 import { attachRunLog, automationName, SampleSetup, silenceCandidates } from "./wiring.js";
 
@@ -122,6 +123,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       onRecovered: (runs) => logger.warn({ event: "runs_interrupted", runs: runs.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)"),
       onError: (err) => logger.error({ err }, "interrupted-run sweep failed"),
     });
+    const stopRetention = startRetention({ store, schedulerState, dataDir: settings.dataDir, retentionMs: settings.runRetentionMs, logger });
     const silenceTimer = setInterval(() => void silenceCandidates(definitions).then((list) => notifications.checkSilence(list)).catch(() => undefined), options.silenceCheckMs ?? 10 * 60_000);
     silenceTimer.unref();
 
@@ -149,6 +151,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
         shuttingDown ??= (async () => {
           await activeScheduler.stop();
           clearInterval(silenceTimer);
+          stopRetention();
           stopSweep();
           await cluster?.stopFetching();
           const result = await queue.drain(graceMs);

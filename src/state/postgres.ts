@@ -116,6 +116,8 @@ export class PostgresStore implements StateStore {
   }
 
   async pruneRuns(before: Date): Promise<number> {
+    // Log records go with the runs that wrote them: both are kept for run_retention.
+    await this.pool.query("DELETE FROM logs WHERE ts < $1", [before.toISOString().replace("T", " ").slice(0, 19)]);
     const result = await this.pool.query("DELETE FROM runs WHERE outcome IS NOT NULL AND started < $1", [before.toISOString()]);
     return result.rowCount ?? 0;
   }

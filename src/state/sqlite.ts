@@ -128,6 +128,8 @@ export class SqliteStore implements StateStore {
   }
 
   async pruneRuns(before: Date): Promise<number> {
+    // Log records go with the runs that wrote them: both are kept for run_retention.
+    this.db.prepare("DELETE FROM logs WHERE timestamp < ?").run(before.toISOString().replace("T", " ").slice(0, 19));
     return this.db.prepare("DELETE FROM runs WHERE outcome IS NOT NULL AND started < ?").run(before.toISOString()).changes;
   }
 

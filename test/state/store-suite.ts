@@ -92,6 +92,24 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect(after.last_run_success_prod).toBe(true);
     });
 
+    it("forgets runs and their log records past the retention, never an open run", async () => {
+      await store.createRun(run({ id: "old", started: "2026-01-01T00:00:00.000Z", finished: "2026-01-01T00:01:00.000Z", outcome: "success" }));
+      await store.createRun(run({ id: "old-open", started: "2026-01-01T00:00:00.000Z" }));
+      await store.createRun(run({ id: "new", started: "2026-11-20T00:00:00.000Z", finished: "2026-11-20T00:01:00.000Z", outcome: "success" }));
+      const entry = (id: string, timestamp: string): LogRecord => ({
+        id, action: "edit", channel_id: "", context: "", field_data: "", identifier: "SKU1", job_id: id, integration: "conveyor",
+        message: "{}", method: "auto", operation: "import", request_id: "", result: "success", sd_user_id: "demo", timestamp,
+        type: "item", instance: 0, log_level: 1, sd_acct_id: 0,
+      });
+      await store.addLogs("demo", [entry("old", "2026-01-01 00:00:30"), entry("new", "2026-11-20 00:00:30")]);
+      expect(await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"))).toBe(1);
+      expect(await store.getRun("old")).toBeNull();
+      expect(await store.getRun("old-open")).not.toBeNull();
+      expect(await store.getRun("new")).not.toBeNull();
+      const logs = await store.searchLogs({ account: "demo", identifier: ["SKU1"] });
+      expect(logs.logs.map((l) => l.job_id)).toEqual(["new"]);
+    });
+
     it("keeps snapshots per key, and a full run prunes what it did not see", async () => {
       await store.snapshotPut("k", [
         { identifier: "A", values: { stock: "1" } },
