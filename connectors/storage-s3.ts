@@ -16,7 +16,7 @@ import {
 import { ConveyorError } from "../src/errors.js";
 import { registerSecret } from "../src/secrets.js";
 import type { ConnectionConfig, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
-import { accountSegment, cleanRelative, isPartName, joinRelative, stampedName } from "./storage-paths.js";
+import { accountSegment, cleanRelative, isPartName, joinRelative, partName, stampedName } from "./storage-paths.js";
 import { classifyS3Error } from "./storage-s3-errors.js";
 
 export interface S3StorageOptions {
@@ -36,8 +36,11 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
  * The service's storage in an S3 bucket (any S3-compatible server: the
  * endpoint comes from CONVEYOR_S3_ENDPOINT or AWS_ENDPOINT_URL, credentials
  * from the usual AWS variables). Keys are `<prefix>/<apiUser>/<path>/<name>`.
- * A PUT is atomic per object, so uploads go straight to the final key and are
- * then checked with HeadObject.
+ * An upload goes to a hidden `.name.part` key, is size-checked with
+ * HeadObject, then copied server-side to the final key and the temporary one
+ * deleted: servers that store a PUT in place while it streams (s3rver, some
+ * gateways) never show a half-written object under the final name, and a cut
+ * upload leaves nothing there.
  */
 export class S3StorageConnector implements Connector {
   private readonly client: S3Client;
@@ -128,16 +131,24 @@ export class S3StorageConnector implements Connector {
 
   async upload(localPath: string, remoteName: string): Promise<TransferResult> {
     const key = this.key(remoteName, "file name");
+    const temp = partName(key);
     const size = (await stat(localPath)).size;
-    await this.call(`upload of ${remoteName}`, () =>
-      this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(localPath), ContentLength: size })),
-    );
-    const head = await this.call(`upload of ${remoteName}`, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));
-    if (head.ContentLength !== size) {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })).catch(() => undefined);
-      throw new ConveyorError("transfer", `upload of ${remoteName} stored ${head.ContentLength ?? "?"} of ${size} bytes`, { retryable: true });
+    try {
+      await this.call(`upload of ${remoteName}`, () =>
+        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: temp, Body: createReadStream(localPath), ContentLength: size })),
+      );
+      const head = await this.call(`upload of ${remoteName}`, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: temp })));
+      if (head.ContentLength !== size)
+        throw new ConveyorError("transfer", `upload of ${remoteName} stored ${head.ContentLength ?? "?"} of ${size} bytes`, { retryable: true });
+      await this.call(`upload of ${remoteName}`, () => this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: key, CopySource: this.copySource(temp) })));
+      return { size };
+    } finally {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: temp })).catch(() => undefined);
     }
-    return { size };
+  }
+
+  private copySource(key: string): string {
+    return `${this.bucket}/${key.split("/").map(encodeURIComponent).join("/")}`;
   }
 
   private async exists(key: string): Promise<boolean> {
@@ -164,8 +175,7 @@ export class S3StorageConnector implements Connector {
     let name = path.posix.basename(src);
     if (await this.exists(`${dir}/${name}`)) name = stampedName(name, new Date((this.ctx.now ?? Date.now)()));
     const dest = `${dir}/${name}`;
-    const source = `${this.bucket}/${src.split("/").map(encodeURIComponent).join("/")}`;
-    await this.call(`move of ${file.path}`, () => this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: dest, CopySource: source })));
+    await this.call(`move of ${file.path}`, () => this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: dest, CopySource: this.copySource(src) })));
     await this.call(`move of ${file.path}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: src })));
     return this.relativeOf(dest);
   }

@@ -1,8 +1,9 @@
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { ConveyorError } from "../../src/errors.js";
 import type { ConnectorContext, RemoteFile } from "../../connectors/types.js";
-import { exists, randomFile, sha256File, type ConformanceTarget } from "./conformance-kit.js";
+import { exists, randomFile, sha256File, skipUnsupported, type ConformanceTarget } from "./conformance-kit.js";
 
 const FAULT_FILE = 24 * 1024 * 1024;
 const CUT_AFTER = 2 * 1024 * 1024;
@@ -29,7 +30,8 @@ async function failure(promise: Promise<unknown>): Promise<ConveyorError> {
 export function registerFaultTests(name: string, env: () => FaultEnv): void {
   it(`${name}: a connection dropped mid-download is a retryable error and leaves no file`, async (ctx) => {
     const { target, local, captured, track } = env();
-    if (!target.faults) return ctx.skip();
+    skipUnsupported(ctx, target, "faults");
+    if (!target.faults) return ctx.skip("the setup supplies no fault injection and declares none unsupported");
     const source = path.join(local, "fault-src.bin");
     const hash = await randomFile(source, FAULT_FILE);
     await target.files.put("fault/f.bin", source);
@@ -38,6 +40,7 @@ export function registerFaultTests(name: string, env: () => FaultEnv): void {
       const file = (await track(connector.list("fault"))).find((f) => f.name === "f.bin") as RemoteFile;
       target.faults.dropMidTransfer("download", CUT_AFTER);
       const dest = path.join(local, "fault", "f.bin");
+      await mkdir(path.dirname(dest), { recursive: true });
       const err = await failure(track(connector.download(file, dest)));
       expect(err.code).toBe("transfer");
       expect(err.retryable).toBe(true);
@@ -55,7 +58,8 @@ export function registerFaultTests(name: string, env: () => FaultEnv): void {
 
   it(`${name}: a connection dropped mid-upload leaves nothing under the final name`, async (ctx) => {
     const { target, local, captured, track } = env();
-    if (!target.faults) return ctx.skip();
+    skipUnsupported(ctx, target, "faults");
+    if (!target.faults) return ctx.skip("the setup supplies no fault injection and declares none unsupported");
     const source = path.join(local, "fault-up.bin");
     const hash = await randomFile(source, FAULT_FILE);
     const connector = target.create(target.connection, captured.context, { retryBaseDelayMs: 20 });
@@ -77,7 +81,8 @@ export function registerFaultTests(name: string, env: () => FaultEnv): void {
 
   it(`${name}: a server that stops answering times out instead of hanging`, async (ctx) => {
     const { target, local, captured, track } = env();
-    if (!target.faults) return ctx.skip();
+    skipUnsupported(ctx, target, "faults");
+    if (!target.faults) return ctx.skip("the setup supplies no fault injection and declares none unsupported");
     await target.files.write("slow/s.bin", Buffer.alloc(8 * 1024 * 1024, 1));
     const connector = target.create(target.connection, captured.context, FAST_TIMEOUTS);
     try {
@@ -85,6 +90,7 @@ export function registerFaultTests(name: string, env: () => FaultEnv): void {
       target.faults.slow();
       const started = Date.now();
       const dest = path.join(local, "slow", "s.bin");
+      await mkdir(path.dirname(dest), { recursive: true });
       const err = await failure(track(connector.download(file, dest)));
       expect(err.code).toBe("timeout");
       expect(err.retryable).toBe(true);

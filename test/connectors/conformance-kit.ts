@@ -7,6 +7,7 @@ import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { pino } from "pino";
 import { loadSettings } from "../../src/config.js";
+import type { TestContext } from "vitest";
 import type { ErrorCode } from "../../src/errors.js";
 import type { TransportOptions } from "../../connectors/options.js";
 import type { ConnectionConfig, Connector, ConnectorContext } from "../../connectors/types.js";
@@ -29,6 +30,8 @@ export interface ServerFiles {
   names(rel: string): Promise<string[]>;
   /** Size of a server file, or null when absent. */
   size(rel: string): Promise<number | null>;
+  /** Names with sizes in one server answer, when the server can: the atomic-upload watch uses it. */
+  entries?(rel: string): Promise<Array<{ name: string; size: number }>>;
 }
 
 export interface ConformanceTarget {
@@ -51,8 +54,17 @@ export interface ConformanceTarget {
   traceMarker?: RegExp;
   /** false when the protocol's listing has no modification times. */
   listsModified?: boolean;
+  /**
+   * What does not apply to this connector, each with the reason the suite
+   * prints when it skips the matching test. Anything not named here must pass.
+   */
+  unsupported?: Partial<Record<Capability, string>>;
   close(): Promise<void>;
 }
+
+/** Parts of the suite a connector may declare not applicable (with a reason). */
+export type Capability =
+  | "password" | "delete" | "move" | "mkdir" | "atomicListing" | "trace" | "faults" | "refusals" | "absolutePath" | "missingFolder";
 
 /** ServerFiles over a local folder: what ftp, sftp and local storage servers serve. */
 export function folderFiles(root: string): ServerFiles {
@@ -135,4 +147,10 @@ export function capturingContext(now?: () => number): { context: ConnectorContex
     ...(now ? { now } : {}),
   };
   return { context, lines };
+}
+
+/** Skips the running test, printing the target's reason, when it declares `cap` not applicable. */
+export function skipUnsupported(ctx: TestContext, target: ConformanceTarget, cap: Capability): void {
+  const reason = target.unsupported?.[cap];
+  if (reason !== undefined) ctx.skip(`not applicable (${cap}): ${reason}`);
 }

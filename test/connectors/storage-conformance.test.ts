@@ -7,6 +7,7 @@ import { TestSftpServer } from "../helpers/sftp-server.js";
 import { TcpProxy } from "../helpers/tcp-proxy.js";
 import { folderFiles, removeDir, tempDir, type ConformanceTarget } from "./conformance-kit.js";
 import { connectorConformance } from "./conformance.js";
+import { s3StorageTarget } from "./s3-target.js";
 
 /**
  * sdsftp with CONVEYOR_STORAGE on an SFTP server (ssh2's server behind the
@@ -47,4 +48,26 @@ async function sftpStorageTarget(): Promise<ConformanceTarget> {
   };
 }
 
+/** sdsftp with CONVEYOR_STORAGE a local folder: no server, so nothing to log in to, drop or stall. */
+async function localStorageTarget(): Promise<ConformanceTarget> {
+  const root = await tempDir("sds-local-root");
+  const feeds = path.join(root, "conformance", "feeds");
+  await mkdir(feeds, { recursive: true });
+  return {
+    connection: { type: "sdsftp", path: "feeds" },
+    create: (conn, ctx) => createStorageConnector({ type: "sdsftp", path: conn.path ?? "" }, { ...ctx, settings: { ...ctx.settings, storage: root } }),
+    files: folderFiles(feeds),
+    unsupported: {
+      password: "a local folder has no password; access is the worker's file permissions",
+      faults: "a local folder has no connection to drop or server to stall",
+      refusals: "a local folder has no host key or certificate",
+      trace: "a local folder has no protocol to trace",
+      absolutePath: "storage paths never leave the connection's folder: a leading slash is the seed's way of writing them",
+    },
+    close: () => removeDir(root),
+  };
+}
+
 connectorConformance("sdsftp on sftp storage", sftpStorageTarget);
+connectorConformance("sdsftp on local-folder storage", localStorageTarget);
+connectorConformance("sds3 on S3 storage (s3rver)", s3StorageTarget);
