@@ -5,9 +5,9 @@ import { commands } from "./commands/index.js";
 
 const program = new Command("conveyor")
   .description(
-    "Conveyor: the automation engine worker of the commerce service.\n" +
-      "Runs import and export automations between an account and ftp, sftp, http, e-mail\n" +
-      "or the service's storage; as a daemon, for one run now, or as a dry run (--debug).",
+    "Conveyor: the automation engine worker of the commerce service. It runs import and export automations " +
+      "between an account and ftp, sftp, http, e-mail or the service's storage: as a daemon, for one run now, " +
+      "or as a dry run (--debug).",
   )
   .version("0.1.0")
   .showHelpAfterError("(run with --help for usage)")
