@@ -18,6 +18,6 @@ export interface OpenedLimiter {
 export async function openLimiter(settings: Pick<Settings, "databaseUrl" | "readLimit" | "writeLimit">, logger: Logger): Promise<OpenedLimiter> {
   const limits = { read: settings.readLimit, write: settings.writeLimit };
   if (!settings.databaseUrl || !isPostgresUrl(settings.databaseUrl)) return { limiter: sharedLimiter(limits), close: async () => undefined };
-  const { pool } = await openSharedPool(settings.databaseUrl, { max: 3, name: "conveyor-limiter" });
+  const { pool } = await openSharedPool(settings.databaseUrl, { max: 2, name: "conveyor-limiter" });
   return { limiter: new PostgresLimiter(pool, { limits, logger }), close: () => pool.end() };
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-/** The PostgreSQL of the machine and of CI (trust auth); CONVEYOR_TEST_PG overrides it. */
-export const PG_URL = process.env.CONVEYOR_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+/** The PostgreSQL of the machine and of CI (trust auth); CONVEYOR_TEST_PG_URL overrides it. */
+export const PG_URL = process.env.CONVEYOR_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /**
  * A fresh schema per test: the database URL with `?schema=` set, and a drop

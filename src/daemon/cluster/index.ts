@@ -57,12 +57,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     throw new ConveyorError("settings_invalid", `run_lease: ${leaseMs} ms is too short; use at least ${MIN_LEASE_MS / 1000}s (runs renew their heartbeat every 10 s)`);
   }
   const daemon = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  const { pool, target } = await openSharedPool(options.databaseUrl, { max: Math.max(4, Math.min(options.concurrency + 2, 20)), name: "conveyor-cluster" });
+  const { pool, target } = await openSharedPool(options.databaseUrl, { max: Math.max(3, Math.min(options.concurrency + 2, 8)), name: "conveyor-cluster" });
   const bossSchema = `${target.schema}_queue`;
   let boss: PgBoss | undefined;
   try {
     await ensureClusterSchema(pool);
-    boss = new PgBoss({ connectionString: target.connectionString, schema: bossSchema, max: 4, application_name: "conveyor-queue", schedule: false });
+    boss = new PgBoss({ connectionString: target.connectionString, schema: bossSchema, max: 3, application_name: "conveyor-queue", schedule: false });
     boss.on("error", (err) => options.logger.error({ err: maskSecrets(err.message) }, "the shared run queue reported an error"));
     await boss.start();
     await createRunQueue(pool, boss);
