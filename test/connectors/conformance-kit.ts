@@ -10,7 +10,7 @@ import { loadSettings } from "../../src/config.js";
 import type { TestContext } from "vitest";
 import type { ErrorCode } from "../../src/errors.js";
 import type { TransportOptions } from "../../connectors/options.js";
-import type { ConnectionConfig, Connector, ConnectorContext } from "../../connectors/types.js";
+import type { ConnectionConfig, Connector, ConnectorContext, RemoteFile } from "../../connectors/types.js";
 
 /**
  * What a connector's test file hands the shared conformance suite: a running
@@ -54,17 +54,44 @@ export interface ConformanceTarget {
   traceMarker?: RegExp;
   /** false when the protocol's listing has no modification times. */
   listsModified?: boolean;
+  /** false when a listing cannot know sizes (an http feed is sized by downloading it). */
+  listsSize?: boolean;
+  /**
+   * Set when a connection names one file (http: a URL) rather than a folder:
+   * the suite then makes a connection per file and direction it works on, and
+   * a listing of it must show that one file.
+   */
+  fileConnection?(rel: string, direction: "download" | "upload"): ConnectionConfig;
+  /** Bytes of the round-trip and dropped-connection files (default 50 MB and 24 MB); a mail server takes a few MB. */
+  transferSize?: number;
+  /** How this connector names a file that is not there, when a name alone cannot (e-mail: a message uid). */
+  missingFile?: RemoteFile;
   /**
    * What does not apply to this connector, each with the reason the suite
    * prints when it skips the matching test. Anything not named here must pass.
    */
   unsupported?: Partial<Record<Capability, string>>;
+  /**
+   * A check that applies but the connector fails today, with what is wrong:
+   * the test still runs; while the defect shows it is skipped with that text,
+   * and once the connector is fixed it fails until the entry is removed.
+   */
+  knownDefects?: Partial<Record<DefectCheck, string>>;
   close(): Promise<void>;
 }
 
 /** Parts of the suite a connector may declare not applicable (with a reason). */
 export type Capability =
-  | "password" | "delete" | "move" | "mkdir" | "atomicListing" | "trace" | "faults" | "refusals" | "absolutePath" | "missingFolder";
+  | "password" | "delete" | "move" | "mkdir" | "atomicListing" | "trace" | "faults" | "refusals" | "absolutePath" | "missingFolder"
+  | "folders" | "paths" | "replace";
+
+/** Checks a target may name in knownDefects. */
+export type DefectCheck = "dropMidDownload" | "dropMidUpload";
+
+/** The connection the suite uses for `rel`: the target's own, or the one naming that file. */
+export function connectionFor(target: ConformanceTarget, rel: string, direction: "download" | "upload"): ConnectionConfig {
+  return target.fileConnection?.(rel, direction) ?? target.connection;
+}
 
 /** ServerFiles over a local folder: what ftp, sftp and local storage servers serve. */
 export function folderFiles(root: string): ServerFiles {

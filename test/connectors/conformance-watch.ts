@@ -27,6 +27,8 @@ export async function watchUpload<T>(target: ConformanceTarget, folder: string, 
       } else if (n.endsWith(".part")) seen.temp++;
     }
   };
+  // Nothing to watch: the target says the final name's appearance is not the connector's doing.
+  if (target.unsupported?.atomicListing !== undefined) return { result: await upload(), ...seen };
   const root = target.files.root;
   if (root !== undefined) {
     const dir = path.join(root, folder);

@@ -16,7 +16,7 @@ interface Pair {
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly pairs = new Set<Pair>();
-  private dropAfter: { direction: Direction; remaining: number } | undefined;
+  private dropAfter: { direction: Direction; remaining: number; every: number | undefined } | undefined;
   private stalled = false;
   /** Connections accepted since start, for "how many times did it connect". */
   connections = 0;
@@ -63,7 +63,8 @@ export class TcpProxy {
     if (drop && drop.direction === direction) {
       if (chunk.length >= drop.remaining) {
         to.write(chunk.subarray(0, drop.remaining));
-        this.dropAfter = undefined;
+        // `every`: a connector that retries on its own meets the same broken link each time.
+        this.dropAfter = drop.every === undefined ? undefined : { ...drop, remaining: drop.every };
         // A reset, not a clean close: what a crashed server or a broken link looks like.
         pair.client.resetAndDestroy();
         pair.upstream.resetAndDestroy();
@@ -79,9 +80,12 @@ export class TcpProxy {
     }
   }
 
-  /** The next `bytes` in `direction` pass, then every open connection is reset. */
-  cutAfter(bytes: number, direction: Direction = "down"): void {
-    this.dropAfter = { direction, remaining: bytes };
+  /**
+   * The next `bytes` in `direction` pass, then every open connection is reset;
+   * with `repeat`, so is each later one after as many bytes, until heal().
+   */
+  cutAfter(bytes: number, direction: Direction = "down", repeat = false): void {
+    this.dropAfter = { direction, remaining: bytes, every: repeat ? bytes : undefined };
   }
 
   /** Stop relaying in both directions; sockets stay open, so only a timeout notices. */

@@ -1,0 +1,4 @@
+import { connectorConformance } from "./conformance.js";
+import { httpTarget } from "./http-target.js";
+
+connectorConformance("http", httpTarget);
