@@ -45,10 +45,10 @@ function bigFile(mb: number): string {
 type Make = (conn?: Partial<ConnectionConfig>) => Connector;
 
 /**
- * `serverAtomic`: whether the test server itself makes a stored object appear
- * whole. Real S3 does (a PUT is atomic per object) and the connector relies on
- * it; s3rver writes the object file in place while the body streams in, so a
- * lister of s3rver can see it half-written whatever the client does.
+ * `serverAtomic`: whether a lister of the storage can rely on the final name
+ * appearing whole. Both storages can: the local one renames a `.part` file,
+ * the S3 one uploads to a `.part` key and copies it (s3rver writes a PUT in
+ * place while it streams, so a direct PUT would show a partial object).
  */
 function storageContract(label: string, make: Make, serverAtomic = true): void {
   describe(`${label} storage`, () => {
@@ -138,7 +138,7 @@ function storageContract(label: string, make: Make, serverAtomic = true): void {
 
 const localRoot = path.join(work, "local-storage");
 storageContract("local", (conn) => createStorageConnector({ type: "sdsftp", path: "", ...conn }, memoryContext({ storage: localRoot })));
-storageContract("s3", (conn) => new S3StorageConnector("sds3", { type: "sds3", path: "", ...conn }, memoryContext({ storage: `s3://${s3.bucket}/tenants` }), { env: s3.env() }), false);
+storageContract("s3", (conn) => new S3StorageConnector("sds3", { type: "sds3", path: "", ...conn }, memoryContext({ storage: `s3://${s3.bucket}/tenants` }), { env: s3.env() }));
 
 describe("storage routing and S3 faults", () => {
   it("keeps the local storage under <storage>/<apiUser>/ and routes both types by the setting", async () => {
