@@ -34,13 +34,15 @@ export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult>
       for (const id of file.identifiers) result.failed.set(id, `not sent: ${result.error.message}`);
       continue;
     }
+    // One file's identifiers as an array while its results are matched, then dropped.
+    const identifiers = file.identifiers.toArray();
     try {
       const submitted = await input.client.submitBulk(file.path, { name: `${input.runId}-${index + 1}`, skipAll: input.skipAll, signal: input.signal });
       const status = await input.client.waitBulk(submitted.bulk_file, { signal: input.signal });
       const seen = new Set<number>();
       if (status.url) {
         for await (const row of input.client.bulkResultRows(status.url, input.signal)) {
-          const identifier = file.identifiers[row.row - 1];
+          const identifier = identifiers[row.row - 1];
           if (identifier === undefined) continue;
           seen.add(row.row);
           const ok = row.result === "success";
@@ -56,14 +58,14 @@ export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult>
         }
       }
       // A row the result file does not mention was not confirmed: treat it as failed so the next run sends it again.
-      file.identifiers.forEach((identifier, i) => {
+      identifiers.forEach((identifier, i) => {
         if (!seen.has(i + 1)) result.failed.set(identifier, `the service's result for ${file.name} does not mention row ${i + 1} (job ${status.status})`);
       });
     } catch (raw) {
       const err = toConveyorError(raw);
       if (err.code === "canceled") throw err;
       result.error = err;
-      for (const id of file.identifiers) result.failed.set(id, err.message);
+      for (const id of identifiers) result.failed.set(id, err.message);
     }
     input.onFile?.(index + 1, input.files.length);
   }

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { csvField } from "../formats/index.js";
 import { FileSink } from "../formats/sink.js";
+import { csvCell } from "./csv-cell.js";
 import type { PlannedOp } from "./plan.js";
 
 /**
@@ -16,20 +16,71 @@ export interface BulkFile {
   action: string;
   columns: string[];
   /** The identifier of each data row, in order: result rows are matched back by position. */
-  identifiers: string[];
+  identifiers: BulkIdentifiers;
+}
+
+/**
+ * A file's row identifiers as one string joined by a separator no identifier
+ * holds (U+0000): a million identifiers in 200 strings instead of a million
+ * string objects the collector walks through for the whole apply.
+ */
+export class BulkIdentifiers {
+  private text = "";
+  /** Identifiers joined into `text`. */
+  private joined = 0;
+  private parts: string[] = [];
+  private list: string[] | null = null;
+
+  get length(): number {
+    return this.list ? this.list.length : this.joined + this.parts.length;
+  }
+
+  push(identifier: string): void {
+    if (!this.list && identifier.includes("\u0000")) this.list = this.toArray();
+    if (this.list) {
+      // The rare identifier holding the separator: this file keeps a plain array.
+      this.list.push(identifier);
+      return;
+    }
+    this.parts.push(identifier);
+    // Joined every few thousand so the array of small strings never grows long.
+    if (this.parts.length >= 4096) this.seal();
+  }
+
+  private seal(): void {
+    if (this.parts.length === 0) return;
+    this.text += (this.joined > 0 ? "\u0000" : "") + this.parts.join("\u0000");
+    this.joined += this.parts.length;
+    this.parts = [];
+  }
+
+  /** The identifiers as an array, built on demand (the apply of one file) and not kept. */
+  toArray(): string[] {
+    if (this.list) return this.list;
+    this.seal();
+    return this.joined === 0 ? [] : this.text.split("\u0000");
+  }
+
+  [Symbol.iterator](): Iterator<string> {
+    return this.toArray()[Symbol.iterator]();
+  }
 }
 
 interface OpenGroup {
   file: BulkFile;
   sink: FileSink;
+  /** Lines not yet handed to the sink: one write per chunk, not per row. */
+  buffer: string;
 }
 
-/** The same CSV as every file the worker writes (openWriter's csv): quoted where needed, CRLF. */
+/** Quoted where needed, CRLF: the CSV of openWriter. */
 function csvLine(values: readonly string[]): string {
   let line = "";
-  for (let i = 0; i < values.length; i++) line += (i === 0 ? "" : ",") + csvField(values[i] ?? "", ",", '"');
+  for (let i = 0; i < values.length; i++) line += (i === 0 ? "" : ",") + csvCell(values[i] ?? "");
   return `${line}\r\n`;
 }
+
+const CHUNK = 256 * 1024;
 
 export class BulkBatcher {
   private readonly groups = new Map<string, OpenGroup>();
@@ -42,38 +93,58 @@ export class BulkBatcher {
     private readonly bulkRows: number,
   ) {}
 
-  async add(op: PlannedOp): Promise<void> {
-    if (!op.action || (op.kind !== "create" && op.kind !== "update" && op.kind !== "remove")) return;
-    const columns = op.changes.map((c) => c.field);
-    const key = `${op.action}\u0000${columns.join("\u0000")}`;
-    let group = this.groups.get(key);
-    if (!group) {
-      group = await this.open(op.action, columns);
-      this.groups.set(key, group);
-    }
+  /** Returns a promise only when it has to wait (a file opened, sealed or a chunk written). */
+  add(op: PlannedOp): Promise<void> | undefined {
+    if (!op.action || (op.kind !== "create" && op.kind !== "update" && op.kind !== "remove")) return undefined;
+    let key = op.action;
+    for (const change of op.changes) key += `\u0000${change.field}`;
+    const group = this.groups.get(key);
+    if (!group) return this.open(op.action, op.changes.map((c) => c.field)).then((g) => {
+      this.groups.set(key, g);
+      return this.append(key, g, op);
+    });
+    return this.append(key, group, op);
+  }
+
+  private append(key: string, group: OpenGroup, op: PlannedOp): Promise<void> | undefined {
     // One line per row, straight from the changes: a million rows make no intermediate records.
-    const values = [op.action, op.identifier];
-    for (const change of op.changes) values.push(change.after);
-    await group.sink.write(csvLine(values));
+    let line = `${csvCell(op.action ?? "")},${csvCell(op.identifier)}`;
+    for (const change of op.changes) line += `,${csvCell(change.after)}`;
+    group.buffer += `${line}\r\n`;
     group.file.identifiers.push(op.identifier);
     if (group.file.identifiers.length >= this.bulkRows) {
       this.groups.delete(key);
-      await this.seal(group);
+      return this.seal(group);
     }
+    if (group.buffer.length >= CHUNK) {
+      const text = group.buffer;
+      group.buffer = "";
+      return group.sink.write(text);
+    }
+    return undefined;
   }
 
   private async open(action: string, columns: string[]): Promise<OpenGroup> {
     this.count += 1;
     const name = `bulk-${this.count}.csv`;
-    const file: BulkFile = { name, path: path.join(this.folder, name), action, columns, identifiers: [] };
+    const file: BulkFile = { name, path: path.join(this.folder, name), action, columns, identifiers: new BulkIdentifiers() };
     const sink = await FileSink.open(file.path);
-    await sink.write(csvLine(["action", this.identifierField, ...columns]));
-    return { file, sink };
+    return { file, sink, buffer: csvLine(["action", this.identifierField, ...columns]) };
   }
 
   private async seal(group: OpenGroup): Promise<void> {
+    await group.sink.write(group.buffer);
+    group.buffer = "";
     await group.sink.close();
     this.done.push(group.file);
+  }
+
+  /** Closes and forgets every file so far (their files are overwritten or left in the work folder): the plan is being made again. */
+  async discard(): Promise<void> {
+    for (const group of this.groups.values()) await group.sink.close();
+    this.groups.clear();
+    this.done.length = 0;
+    this.count = 0;
   }
 
   /** Closes every open file; the files in the order they were started. */

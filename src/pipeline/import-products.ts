@@ -1,6 +1,9 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Automation, FileConfig } from "../definition/index.js";
+import type { SourceRow } from "../formats/index.js";
+import { IdentifierIndex } from "../mapping/dedupe.js";
+import type { ImportMapper } from "../mapping/index.js";
 import { parseSearch, searchFields } from "../search/index.js";
 import type { RunCounts, StateStore } from "../state/index.js";
 import type { ServiceClient } from "../service/index.js";
@@ -11,16 +14,17 @@ import type { FetchedFile } from "./fetch.js";
 import { faultPoint } from "./faults.js";
 import { checkGuards, type GuardTrip } from "./guards.js";
 import type { LogWriter } from "./logs.js";
-import { planProduct, planRemoval, type PlannedOp, type ProductAction, type ProductPlanConfig } from "./plan.js";
-import { readAndMap } from "./read.js";
+import type { ProductAction, ProductPlanConfig } from "./plan.js";
+import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
+import { QUIET_DEBUG, readAndMap } from "./read.js";
 import { readProductScope, scopeFields } from "./scope.js";
 import { WorkDb } from "./workdb.js";
 
 /**
- * One product `file_configs[]` pass of an import: read and map into the
- * work database, read the scope, plan, guard, and (live only) apply and
- * commit. The plan is computed whole, bulk files included, before the guards
- * look at it; a debug run stops after the guards.
+ * One product `file_configs[]` pass of an import: read the scope, read, map
+ * and plan, guard, and (live only) apply and commit. The plan is computed
+ * whole, bulk files included, before the guards look at it; a debug run
+ * stops after the guards.
  */
 export interface ProductPassInput {
   automation: Automation;
@@ -65,90 +69,88 @@ function serviceActionFields(config: FileConfig): string[] {
   return config.service_actions.flatMap((rule) => (rule.search ? searchFields(parseSearch(rule.search)) : []));
 }
 
+const PAGE = 1000;
+
+/**
+ * One streaming pass: the scope is read once the first header is checked,
+ * then each page of mapped records is planned and written as the feed is
+ * read, with no copy of the feed in the work database. The identifiers seen
+ * are kept in a compact hash index; a feed that repeats one (the last row
+ * wins, in its later position) is read a second time through the work
+ * database, which settles every duplicate exactly.
+ */
 export async function runProductPass(input: ProductPassInput): Promise<ProductPassResult> {
   const { config, counts } = input;
-  await mkdir(input.workDir, { recursive: true });
+  await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   try {
     input.onStage?.("read", 0);
+    const plan = planConfig(config);
+    const batcher = new BulkBatcher(path.join(input.workDir, "bulk"), config.identifier, input.bulkRows);
+    let scopeSize = 0;
+    // Set once the first header is checked and the scope read (a closure assigns it, so a holder).
+    const current: { planner: ProductPlanner | null } = { planner: null };
+    const seen = new IdentifierIndex(1 << 16);
+    let page: PlannerRow[] = [];
+    let repeated = false;
+    let seq = 0;
     const read = await readAndMap({
       automation: input.automation,
       config,
       files: input.files,
       debug: input.debug,
-      sink: { record: (id, line, values, ignored) => work.addIncoming(id, line, values, ignored) },
+      beforeRows: async (mapper) => {
+        if (current.planner) {
+          // The next file's rows are planned with its own mapper.
+          if (page.length && !repeated) await current.planner.page(page);
+          page = [];
+          current.planner.mapper = mapper;
+          return;
+        }
+        input.onStage?.("scope", 0);
+        scopeSize = await readProductScope(input.client, config, scopeFields(config, mapper.fields, serviceActionFields(config)), work, input.signal);
+        current.planner = new ProductPlanner(plannerOptions(input, plan, work, batcher, scopeSize), mapper);
+        input.onStage?.("plan", 0);
+      },
+      sink: {
+        record: (identifier, line, values, ignored) => {
+          if (repeated) return undefined;
+          if (seen.note(identifier, seq++) >= 0) {
+            // Planning stops here; the second read plans the feed as a whole.
+            repeated = true;
+            page = [];
+            return undefined;
+          }
+          page.push({ identifier, line, values, ignored });
+          if (page.length < PAGE || !current.planner) return undefined;
+          const rows = page;
+          page = [];
+          return current.planner.page(rows);
+        },
+      },
       now: input.now,
       signal: input.signal,
-      onRows: (rows) => input.onStage?.("read", rows),
+      onRows: (rows) => input.onStage?.("plan", rows),
     });
     counts.rows += read.rows;
     counts.row_errors += read.rowErrors;
     counts.skipped += read.skipped;
-    const mapper = read.mapper;
-    if (!mapper) return { guard: null, apply: null, bulkFiles: [] };
-
-    input.onStage?.("scope", read.rows);
-    const scopeSize = await readProductScope(input.client, config, scopeFields(config, mapper.fields, serviceActionFields(config)), work, input.signal);
-
-    input.onStage?.("plan", read.rows);
-    const plan = planConfig(config);
-    const batcher = new BulkBatcher(path.join(input.workDir, "bulk"), config.identifier, input.bulkRows);
-    await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
-    const record = async (op: PlannedOp): Promise<void> => {
-      counts[op.kind] += 1;
-      await input.debug.addPlan(op);
-      await batcher.add(op);
-      if (op.kind === "skipped" && input.live) input.logs.add({ action: "skip", identifier: op.identifier, result: "warning", message: { reason: op.reason ?? "" } });
-    };
-    for (const page of work.incomingPages()) {
-      const snapshot = input.diff ? await input.store.snapshotGet(input.snapshotKey, page.map((r) => r.identifier)) : new Map<string, Record<string, string>>();
-      const planned: Array<{ seq: number; kind: string; final: Record<string, string> | null }> = [];
-      for (const row of page) {
-        let values = row.values;
-        let ignored: ReadonlySet<string> = new Set(row.ignored);
-        let final: Record<string, string> | null = null;
-        if (mapper.hasServiceActions) {
-          const acted = mapper.applyServiceActions(values, ignored, row.service);
-          if (!acted.ok) {
-            const message = "skipped" in acted ? `skipped by service_actions[${acted.skipped.rule}]` : acted.error.message;
-            if ("skipped" in acted) await record({ kind: "skipped", action: null, identifier: row.identifier, line: row.line, changes: [], reason: message });
-            else {
-              counts.row_errors++;
-              await input.debug.addError(row.line, row.identifier, message);
-            }
-            planned.push({ seq: row.seq, kind: "skipped", final: null });
-            continue;
-          }
-          values = acted.record;
-          ignored = acted.ignored;
-          final = values;
-        }
-        const before = snapshot.get(row.identifier);
-        const op = planProduct(plan, { identifier: row.identifier, line: row.line, values, ignored, service: row.service, snapshot: before });
-        await record(op);
-        // A snapshot entry that already holds these exact values is left alone (no plan mark, so the commit skips
-        // it): in a diff run that is most of a daily feed, not rewritten.
-        if (op.kind !== "unchanged" || before === undefined || !sameRecord(before, values)) planned.push({ seq: row.seq, kind: op.kind, final });
-      }
-      // Only the commit of a live run reads what was planned back.
-      if (input.live) work.setPlanned(planned);
-    }
-    let removals = 0;
-    for (const ids of work.unmentioned()) {
-      for (const id of ids) {
-        const op = planRemoval(plan, id);
-        if (!op) continue;
-        removals++;
-        await record(op);
-      }
-    }
+    if (!read.mapper || !current.planner) return { guard: null, apply: null, bulkFiles: [] };
+    let done = current.planner;
+    if (repeated) done = await planAgain(input, work, batcher, plannerOptions(input, plan, work, batcher, scopeSize), read.mapper);
+    else if (page.length) await done.page(page);
+    page = [];
+    await done.planRemovals();
+    for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
+    counts.row_errors += done.rowErrors;
+    await reportDeferred(input, work);
     const bulkFiles = await batcher.finish();
     for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
 
     const guard = checkGuards({
       rows: read.rows,
       rowErrors: counts.row_errors,
-      removals,
+      removals: done.removals,
       scopeSize,
       removeConfigured: config.remove !== undefined,
       removeLimit: config.remove_limit,
@@ -170,11 +172,42 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
   }
 }
 
-function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const k of keys) if (a[k] !== b[k]) return false;
-  return true;
+function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: WorkDb, batcher: BulkBatcher, scopeSize: number): PlannerOptions {
+  return { plan, work, batcher, debug: input.debug, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined };
+}
+
+/**
+ * The feed repeats an identifier: what the first read planned is dropped, and
+ * the files are read again (their row errors and records were reported the
+ * first time) into the work database, where the last row of an identifier
+ * replaces the earlier ones, and planned from there in file order.
+ */
+async function planAgain(input: ProductPassInput, work: WorkDb, batcher: BulkBatcher, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
+  await batcher.discard();
+  await input.debug.resetPlan();
+  work.resetPlan();
+  await readAndMap({
+    automation: input.automation,
+    config: input.config,
+    files: input.files,
+    debug: QUIET_DEBUG,
+    sink: { record: (id, line, values, ignored) => work.addIncoming(id, line, values, ignored) },
+    now: input.now,
+    signal: input.signal,
+  });
+  const planner = new ProductPlanner(options, mapper);
+  for (const rows of work.incomingPages(PAGE)) await planner.page(rows);
+  return planner;
+}
+
+/** The plan's row errors and (live) skip logs, in the order the plan met them. */
+async function reportDeferred(input: ProductPassInput, work: WorkDb): Promise<void> {
+  for (const events of work.deferred()) {
+    for (const e of events) {
+      if (e.kind === "error") await input.debug.addError(e.line, e.identifier, e.message);
+      else input.logs.add({ action: "skip", identifier: e.identifier, result: "warning", message: { reason: e.message } });
+    }
+  }
 }
 
 /** Step 9: the snapshot takes the values of what was applied (and unchanged); failed records keep their old one. */
@@ -185,7 +218,7 @@ async function commitSnapshot(input: ProductPassInput, work: WorkDb, apply: Appl
     const ok = page.filter((e) => !apply.failed.has(e.identifier));
     if (ok.length) await input.store.snapshotPut(input.snapshotKey, ok);
   }
-  const removed = files.filter((f) => f.action === "end" || f.action === "delete").flatMap((f) => f.identifiers.filter((id) => !apply.failed.has(id)));
+  const removed = files.filter((f) => f.action === "end" || f.action === "delete").flatMap((f) => f.identifiers.toArray().filter((id) => !apply.failed.has(id)));
   if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
   // A full run leaves a fresh snapshot: what it did not see is forgotten.
   if (!input.diff) await input.store.snapshotPruneBefore(input.snapshotKey, started);

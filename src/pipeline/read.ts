@@ -20,12 +20,23 @@ export interface MappedSink {
   record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void | Promise<void>;
 }
 
+/** What reading writes to the debug files: a second read of the same files passes one that writes nothing. */
+export type ReadDebug = Pick<DebugFiles, "wantsRecords" | "addRecord" | "addError">;
+
+export const QUIET_DEBUG: ReadDebug = {
+  wantsRecords: false,
+  addRecord: async () => undefined,
+  addError: async () => undefined,
+};
+
 export interface ReadInput {
   automation: Automation;
   config: FileConfig;
   files: readonly FetchedFile[];
-  debug: DebugFiles;
+  debug: ReadDebug;
   sink: MappedSink;
+  /** Called with each file's mapper once its header is checked, before its first row reaches `sink`. */
+  beforeRows?: (mapper: ImportMapper<SourceRow>) => Promise<void>;
   now: () => Date;
   signal?: AbortSignal;
   onRows?: (rows: number) => void;
@@ -72,6 +83,7 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
         rowProblem: (row, cols) => widthProblem(cols ?? columns, row),
       });
       const fields = mapper.fields;
+      if (input.beforeRows) await input.beforeRows(mapper);
       for await (const row of reader.rows(input.signal)) {
         counts.rows++;
         const result = mapper.map(row, row.line);

@@ -1,29 +1,42 @@
 import Database from "better-sqlite3";
 
 /**
- * A run's scratch database, a SQLite file in its work folder. It holds the
- * mapped records (last row of an identifier wins) and the scope the service
- * returned, so a million-row feed is matched and diffed without holding it
- * in memory. It is thrown away with the work folder.
+ * A run's scratch database, a SQLite file in its work folder, thrown away
+ * with the work folder. It holds the scope the service returned (looked up
+ * by identifier as the feed streams past, and marked when the feed mentions
+ * a record, for removals), the values the snapshot takes once a live run is
+ * applied, the row errors and skip logs of the plan until the plan is known
+ * to stand, and, only for a feed that repeats identifiers, the mapped
+ * records (last row of an identifier wins).
  */
 export interface IncomingRow {
   seq: number;
   identifier: string;
   line: number;
   values: Record<string, string>;
-  ignored: string[];
-  service: Record<string, string> | undefined;
+  ignored: ReadonlySet<string>;
+}
+
+export interface DeferredEvent {
+  kind: "error" | "skip";
+  line: number | null;
+  identifier: string;
+  message: string;
 }
 
 /** Almost no record has ignored fields: the common case is neither encoded nor parsed. */
 const NONE = "[]";
+const NO_IGNORED: ReadonlySet<string> = new Set<string>();
 
 export class WorkDb {
   private readonly db: Database.Database;
   private readonly insertNew: Database.Statement;
   private readonly replaceOld: Database.Statement;
   private readonly insertScope: Database.Statement;
-  private readonly updatePlanned: Database.Statement;
+  private readonly findScope: Database.Statement;
+  private readonly markScope: Database.Statement;
+  private readonly insertCommit: Database.Statement;
+  private readonly insertDeferred: Database.Statement;
   private pending: Array<[string, number, string, string]> = [];
   private merged = 0;
 
@@ -33,13 +46,17 @@ export class WorkDb {
     this.db.pragma("journal_mode = OFF");
     this.db.pragma("synchronous = OFF");
     this.db.exec(`
-      CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL,
-        kind TEXT, final TEXT);
-      CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL) WITHOUT ROWID;`);
+      CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
+      CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL);
+      CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
-    this.updatePlanned = this.db.prepare("UPDATE incoming SET kind = ?, final = ? WHERE seq = ?");
+    this.findScope = this.db.prepare(`SELECT "values" AS v FROM scope WHERE identifier = ?`).pluck();
+    this.markScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier = ?");
+    this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values") VALUES (?, ?)`);
+    this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
   }
 
   /** Buffered: call `flush()` (or read) before relying on the rows. */
@@ -74,6 +91,25 @@ export class WorkDb {
     return (this.db.prepare("SELECT count(*) AS n FROM incoming").get() as { n: number }).n;
   }
 
+  /** Mapped records in file order (the position of an identifier's last row), in pages. */
+  *incomingPages(pageSize = 1000): Generator<IncomingRow[]> {
+    this.flush();
+    const page = this.db.prepare(`SELECT seq, identifier, line, "values" AS v, ignored FROM incoming WHERE seq > ? ORDER BY seq LIMIT ?`);
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; line: number; v: string; ignored: string }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      yield rows.map((r) => ({
+        seq: r.seq,
+        identifier: r.identifier,
+        line: r.line,
+        values: JSON.parse(r.v) as Record<string, string>,
+        ignored: r.ignored === NONE ? NO_IGNORED : new Set(JSON.parse(r.ignored) as string[]),
+      }));
+    }
+  }
+
   addScope(entries: Iterable<{ identifier: string; values: Record<string, string> }>): number {
     let n = 0;
     this.db.transaction(() => {
@@ -89,43 +125,44 @@ export class WorkDb {
     return (this.db.prepare("SELECT count(*) AS n FROM scope").get() as { n: number }).n;
   }
 
-  /** Mapped records in file order, with the service's record when in scope, in pages. */
-  *incomingPages(pageSize = 1000): Generator<IncomingRow[]> {
-    this.flush();
-    const page = this.db.prepare(
-      `SELECT i.seq, i.identifier, i.line, i."values" AS v, i.ignored, s."values" AS svc
-       FROM incoming i LEFT JOIN scope s ON s.identifier = i.identifier WHERE i.seq > ? ORDER BY i.seq LIMIT ?`,
-    );
-    let after = 0;
+  /**
+   * The service's records among `identifiers`; with `mark`, those found are
+   * noted as mentioned by the feed, so `unmentioned` leaves them out.
+   */
+  scopeLookup(identifiers: readonly string[], mark: boolean): Map<string, Record<string, string>> {
+    const found = new Map<string, Record<string, string>>();
+    this.db.transaction(() => {
+      for (const id of identifiers) {
+        const v = this.findScope.get(id) as string | undefined;
+        if (v === undefined) continue;
+        found.set(id, JSON.parse(v) as Record<string, string>);
+        if (mark) this.markScope.run(id);
+      }
+    })();
+    return found;
+  }
+
+  /** Records in scope that the file does not mention: the removal candidates. */
+  *unmentioned(pageSize = 1000): Generator<string[]> {
+    const page = this.db.prepare(`SELECT identifier FROM scope WHERE identifier > ? AND seen = 0 ORDER BY identifier LIMIT ?`).pluck();
+    let after = "";
     for (;;) {
-      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; line: number; v: string; ignored: string; svc: string | null }>;
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1]?.seq ?? after;
-      yield rows.map((r) => ({
-        seq: r.seq,
-        identifier: r.identifier,
-        line: r.line,
-        values: JSON.parse(r.v) as Record<string, string>,
-        ignored: r.ignored === NONE ? [] : (JSON.parse(r.ignored) as string[]),
-        service: r.svc === null ? undefined : (JSON.parse(r.svc) as Record<string, string>),
-      }));
+      const ids = page.all(after, pageSize) as string[];
+      if (ids.length === 0) return;
+      after = ids[ids.length - 1] ?? after;
+      yield ids;
     }
   }
 
-  /** What the plan decided per record, and the values after service actions when they changed them. */
-  setPlanned(entries: ReadonlyArray<{ seq: number; kind: string; final: Record<string, string> | null }>): void {
-    const stmt = this.updatePlanned;
+  /** Values the snapshot takes once applied: created, updated and (changed since the snapshot) unchanged records. */
+  addCommits(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): void {
     this.db.transaction(() => {
-      for (const e of entries) stmt.run(e.kind, e.final === null ? null : JSON.stringify(e.final), e.seq);
+      for (const e of entries) this.insertCommit.run(e.identifier, JSON.stringify(e.values));
     })();
   }
 
-  /** Records whose values the snapshot should take once applied: created, updated and unchanged ones. */
   *committable(pageSize = 1000): Generator<Array<{ identifier: string; values: Record<string, string> }>> {
-    const page = this.db.prepare(
-      `SELECT seq, identifier, coalesce(final, "values") AS v FROM incoming
-       WHERE kind IN ('create', 'update', 'unchanged') AND seq > ? ORDER BY seq LIMIT ?`,
-    );
+    const page = this.db.prepare(`SELECT seq, identifier, "values" AS v FROM commits WHERE seq > ? ORDER BY seq LIMIT ?`);
     let after = 0;
     for (;;) {
       const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; v: string }>;
@@ -135,20 +172,25 @@ export class WorkDb {
     }
   }
 
-  /** Records in scope that the file does not mention: the removal candidates. */
-  *unmentioned(pageSize = 1000): Generator<string[]> {
-    this.flush();
-    const page = this.db.prepare(
-      `SELECT s.identifier FROM scope s WHERE s.identifier > ? AND NOT EXISTS (SELECT 1 FROM incoming i WHERE i.identifier = s.identifier)
-       ORDER BY s.identifier LIMIT ?`,
-    );
-    let after = "";
+  /** A row error or skip log of the plan, reported once the plan stands. */
+  addDeferred(event: DeferredEvent): void {
+    this.insertDeferred.run(event.kind, event.line, event.identifier, event.message);
+  }
+
+  *deferred(pageSize = 1000): Generator<DeferredEvent[]> {
+    const page = this.db.prepare("SELECT seq, kind, line, identifier, message FROM deferred WHERE seq > ? ORDER BY seq LIMIT ?");
+    let after = 0;
     for (;;) {
-      const rows = page.all(after, pageSize) as Array<{ identifier: string }>;
+      const rows = page.all(after, pageSize) as Array<DeferredEvent & { seq: number }>;
       if (rows.length === 0) return;
-      after = rows[rows.length - 1]?.identifier ?? after;
-      yield rows.map((r) => r.identifier);
+      after = rows[rows.length - 1]?.seq ?? after;
+      yield rows.map((r) => ({ kind: r.kind, line: r.line, identifier: r.identifier, message: r.message }));
     }
+  }
+
+  /** Forgets what a plan produced (commits, deferred events), for a plan made again. */
+  resetPlan(): void {
+    this.db.exec("DELETE FROM commits; DELETE FROM deferred;");
   }
 
   close(): void {

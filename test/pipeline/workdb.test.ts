@@ -17,10 +17,12 @@ describe("work database", () => {
     expect(db.mergedRows).toBe(1);
     expect(db.incomingCount()).toBe(2);
     const rows = [...db.incomingPages(1)].flat();
-    expect(rows.map((r) => [r.identifier, r.line, r.values.stock, r.service?.stock, r.ignored])).toEqual([
-      ["B", 3, "2", "1", ["cost"]],
-      ["A", 4, "9", undefined, []],
+    expect(rows.map((r) => [r.identifier, r.line, r.values.stock, [...r.ignored]])).toEqual([
+      ["B", 3, "2", ["cost"]],
+      ["A", 4, "9", []],
     ]);
+    const scope = db.scopeLookup(["A", "B"], true);
+    expect([...scope].map(([id, v]) => [id, v.stock])).toEqual([["B", "1"]]);
     expect([...db.unmentioned()].flat()).toEqual(["C"]);
     db.close();
   });
