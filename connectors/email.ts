@@ -19,8 +19,11 @@ export function classifySmtpError(err: unknown): ConveyorError {
       return new ConveyorError("tls", `TLS with the SMTP server failed: ${message}`, { cause: err, hint: "smtps:// (port 465) is implicit TLS, smtp:// upgrades with STARTTLS" });
     case "ETIMEDOUT":
       return new ConveyorError("timeout", `the SMTP server did not answer in time: ${message}`, { cause: err, retryable: true });
-    case "ECONNECTION":
     case "ESOCKET":
+      // A socket error after the greeting is a broken transfer, not an unreachable server.
+      if (/ECONNRESET|EPIPE|ECONNABORTED/.test(message)) return new ConveyorError("transfer", `the connection to the SMTP server broke while sending: ${message}`, { cause: err, retryable: true });
+      return new ConveyorError("connect", `cannot reach the SMTP server: ${message}`, { cause: err, retryable: true, hint });
+    case "ECONNECTION":
     case "EDNS":
       return new ConveyorError("connect", `cannot reach the SMTP server: ${message}`, { cause: err, retryable: true, hint });
     case "EENVELOPE":

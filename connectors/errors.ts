@@ -21,7 +21,7 @@ export interface ErrorSite {
 const NETWORK_CONNECT = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "EAI_AGAIN"]);
 const NETWORK_DROP = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE", "ERR_SOCKET_CLOSED"]);
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET|VERIFY)_|ERR_OSSL_)/;
-const DROP_TEXT = /(ECONNRESET|socket hang up|connection (lost|closed|reset)|closed unexpectedly|FIN packet unexpectedly|not connected|No SFTP connection|end event|close event|premature close|Client is closed|aborted)/i;
+const DROP_TEXT = /(ECONNRESET|socket hang up|connection (lost|closed|reset)|closed unexpectedly|FIN packet unexpectedly|not connected|No SFTP connection|end event|close event|premature close|Client is closed|Connection not available|aborted)/i;
 
 function fieldOf(err: unknown, key: string): unknown {
   return err && typeof err === "object" ? (err as Record<string, unknown>)[key] : undefined;

@@ -70,10 +70,6 @@ export async function emailTarget(): Promise<ConformanceTarget> {
       },
     },
     // Both fixed by a line each (connectors/errors.ts DROP_TEXT, email.ts classifySmtpError); the owners decide.
-    knownDefects: {
-      dropMidDownload: "imapflow's 'Connection not available' after a reset is classified protocol, not retryable transfer",
-      dropMidUpload: "nodemailer's ESOCKET after a reset mid-DATA is classified connect ('cannot reach the SMTP server'), not transfer",
-    },
     unsupported: {
       folders: "an e-mail import reads one mailbox (connection.folder); its attachments are the files, there are no subfolders",
       missingFolder: "the mailbox is the connection's folder, not a list() argument; a missing one is not_found in email.test.ts",
