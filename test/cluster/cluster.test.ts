@@ -133,11 +133,14 @@ describe("cluster queue on PostgreSQL", () => {
     const second = await b.cluster.intake.enqueue(request("slow"));
     const third = await a.cluster.intake.enqueue(request("slow"));
     expect(third).toMatchObject({ id: second.id, existing: true });
+    // Any daemon answers for the waiting run, whichever one queued it.
+    expect(await a.cluster.intake.waiting(second.id)).toMatchObject({ id: second.id, automation: "slow", mode: "prod", state: "waiting" });
     await until(() => log.filter((e) => e.run.automation === "slow").length === 2, 10_000);
     const [r1, r2] = log.filter((e) => e.run.automation === "slow");
     expect(r1?.run.id).toBe(first.id);
     expect(r2?.run.id).toBe(second.id);
     expect((r2?.start ?? 0) >= (r1?.end ?? Infinity)).toBe(true);
+    expect(await b.cluster.intake.waiting(second.id)).toBeNull();
   });
 
   it("a lock whose lease ran out is swept, and the automation runs again", async () => {

@@ -6,7 +6,7 @@ import type { StateStore } from "../../state/index.js";
 import type { AccountStore } from "../accounts.js";
 import type { DefinitionService } from "../definitions.js";
 import type { Metrics } from "../metrics.js";
-import type { EnqueueResult, RunQueue } from "../queue.js";
+import type { EnqueueResult, RunInfo, RunQueue } from "../queue.js";
 import type { RunRequest } from "../types.js";
 
 /** What the API's routes share: the daemon's parts, handed in so tests can build the API alone. */
@@ -17,7 +17,7 @@ export interface ApiContext {
   store: StateStore;
   queue: RunQueue;
   /** Several daemons on one database: runs are queued in the cluster's shared queue instead of `queue`. */
-  intake?: { enqueue(request: RunRequest): Promise<EnqueueResult> };
+  intake?: { enqueue(request: RunRequest): Promise<EnqueueResult>; waiting(id: string): Promise<RunInfo | null> };
   metrics: Metrics;
   logger: Logger;
   now: () => Date;

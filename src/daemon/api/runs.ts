@@ -31,7 +31,8 @@ export function registerRuns(app: FastifyInstance, ctx: ApiContext): void {
     const account = accountOf(request);
     const run = await ctx.store.getRun(id);
     if (run && run.account === account) return run;
-    const waiting = ctx.queue.list().find((r) => r.id === id);
+    // A run waiting in the cluster's queue may have been queued through another daemon.
+    const waiting = ctx.queue.list().find((r) => r.id === id) ?? (await ctx.intake?.waiting(id)) ?? undefined;
     const owner = waiting ? await ctx.definitions.byKey(waiting.automation) : null;
     if (waiting && owner?.account === account) {
       return { id, automation: waiting.automation, mode: waiting.mode, state: waiting.state === "waiting" ? "queued" : "starting", outcome: null, enqueued: waiting.enqueued };

@@ -2,7 +2,8 @@ import type pg from "pg";
 import type PgBoss from "pg-boss";
 import { ConveyorError } from "../../errors.js";
 import { newRunId } from "../../pipeline/recorder.js";
-import type { EnqueueResult, SkipReason } from "../queue.js";
+import type { RunMode } from "../../state/index.js";
+import type { EnqueueResult, RunInfo, SkipReason } from "../queue.js";
 import type { QueuedRun, RunRequest } from "../types.js";
 
 /** The one pg-boss queue every daemon's runs go through. */
@@ -77,6 +78,13 @@ export class ClusterIntake {
     });
     if ("id" in outcome) this.options.wake();
     return outcome;
+  }
+
+  /** A run waiting in the cluster's queue (on any daemon), for the API's run look-up; null once it started or when unknown. */
+  async waiting(id: string): Promise<RunInfo | null> {
+    const found = await this.options.pool.query<{ automation: string; mode: RunMode; enqueued: Date }>("SELECT automation, mode, enqueued FROM run_waiting WHERE run_id = $1", [id]);
+    const row = found.rows[0];
+    return row ? { id, automation: row.automation, mode: row.mode, state: "waiting", enqueued: row.enqueued.toISOString(), started: null } : null;
   }
 
   /** Send a run a daemon took but cannot start (it is stopping) back to the queue, under the same id. */

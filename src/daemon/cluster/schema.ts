@@ -23,6 +23,7 @@ const SCHEMA = `
     started timestamptz NOT NULL DEFAULT now(), heartbeat timestamptz NOT NULL DEFAULT now());
   CREATE TABLE IF NOT EXISTS run_waiting (
     automation text NOT NULL, mode text NOT NULL, run_id text NOT NULL UNIQUE, daemon text, heartbeat timestamptz,
+    enqueued timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (automation, mode));`;
 
 /** Creates the tables; daemons starting together take turns through an advisory lock. */
