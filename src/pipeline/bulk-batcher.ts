@@ -1,5 +1,5 @@
 import path from "node:path";
-import { FileSink } from "../formats/sink.js";
+import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { PlannedOp } from "./plan.js";
 
@@ -47,7 +47,11 @@ export class BulkIdentifiers {
     if (this.parts.length >= 4096) this.seal();
   }
 
-  private seal(): void {
+  /**
+   * Joins what is pending. An identifier cut out of the parser's chunk keeps
+   * the whole chunk (a megabyte) alive, so a finished file holds none of them.
+   */
+  seal(): void {
     if (this.parts.length === 0) return;
     this.text += (this.joined > 0 ? "\u0000" : "") + this.parts.join("\u0000");
     this.joined += this.parts.length;
@@ -68,9 +72,7 @@ export class BulkIdentifiers {
 
 interface OpenGroup {
   file: BulkFile;
-  sink: FileSink;
-  /** Lines not yet handed to the sink: one write per chunk, not per row. */
-  buffer: string;
+  sink: ByteSink;
 }
 
 /** Quoted where needed, CRLF: the CSV of openWriter. */
@@ -80,7 +82,8 @@ function csvLine(values: readonly string[]): string {
   return `${line}\r\n`;
 }
 
-const CHUNK = 256 * 1024;
+/** Per open file: a diff run may hold a group open for each combination of changed fields. */
+const BUFFER_BYTES = 64 * 1024;
 
 export class BulkBatcher {
   private readonly groups = new Map<string, OpenGroup>();
@@ -110,31 +113,26 @@ export class BulkBatcher {
     // One line per row, straight from the changes: a million rows make no intermediate records.
     let line = `${csvCell(op.action ?? "")},${csvCell(op.identifier)}`;
     for (const change of op.changes) line += `,${csvCell(change.after)}`;
-    group.buffer += `${line}\r\n`;
+    const written = group.sink.write(`${line}\r\n`);
     group.file.identifiers.push(op.identifier);
     if (group.file.identifiers.length >= this.bulkRows) {
       this.groups.delete(key);
-      return this.seal(group);
+      return written ? written.then(() => this.seal(group)) : this.seal(group);
     }
-    if (group.buffer.length >= CHUNK) {
-      const text = group.buffer;
-      group.buffer = "";
-      return group.sink.write(text);
-    }
-    return undefined;
+    return written;
   }
 
   private async open(action: string, columns: string[]): Promise<OpenGroup> {
     this.count += 1;
     const name = `bulk-${this.count}.csv`;
     const file: BulkFile = { name, path: path.join(this.folder, name), action, columns, identifiers: new BulkIdentifiers() };
-    const sink = await FileSink.open(file.path);
-    return { file, sink, buffer: csvLine(["action", this.identifierField, ...columns]) };
+    const sink = await ByteSink.open(file.path, BUFFER_BYTES);
+    await sink.write(csvLine(["action", this.identifierField, ...columns]));
+    return { file, sink };
   }
 
   private async seal(group: OpenGroup): Promise<void> {
-    await group.sink.write(group.buffer);
-    group.buffer = "";
+    group.file.identifiers.seal();
     await group.sink.close();
     this.done.push(group.file);
   }

@@ -1,8 +1,8 @@
 import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
-import { FileSink } from "../formats/sink.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
+import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
 import type { PlannedOp } from "./plan.js";
 
@@ -14,7 +14,6 @@ import type { PlannedOp } from "./plan.js";
  */
 const PLAN_COLUMNS = ["operation", "action", "identifier", "field", "before", "after"];
 
-const PLAN_CHUNK = 256 * 1024;
 
 /** Hard-links a file into the debug folder (both live under the run's folder), copying only where linking fails. */
 async function linkOrCopy(from: string, to: string): Promise<void> {
@@ -26,8 +25,7 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 }
 
 export class DebugFiles {
-  private plan: FileSink | undefined;
-  private planBuffer = "";
+  private plan: ByteSink | undefined;
   private errors: RecordWriter | undefined;
   private records: RecordWriter | undefined;
   private recordsKept = 0;
@@ -53,41 +51,34 @@ export class DebugFiles {
   /**
    * A million creates are eleven million plan lines: each operation becomes
    * one string, with the secret mask run once over all its values and per
-   * value only when that finds something; lines reach the file in chunks of
-   * a quarter megabyte, so only a chunk's write is awaited.
+   * value only when that finds something; the string goes into the sink's
+   * byte buffer at once, and only a full buffer's write is awaited.
    */
   addPlan(op: PlannedOp): Promise<void> | undefined {
     if (!this.full) return undefined;
+    if (!this.plan) return this.openPlan().then(() => this.addPlan(op));
     const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
-    if (op.changes.length === 0) {
-      this.planBuffer += `${prefix},,${cell(op.reason ?? "")}\r\n`;
-    } else {
-      let all = "";
-      for (const c of op.changes) all += `${c.before ?? ""}\u0000${c.after}\u0000`;
-      const masked = maskSecrets(all) !== all;
-      for (const c of op.changes) {
-        const before = masked ? maskSecrets(c.before ?? "") : (c.before ?? "");
-        const after = masked ? maskSecrets(c.after) : c.after;
-        this.planBuffer += `${prefix}${cell(c.field)},${cell(before)},${cell(after)}\r\n`;
-      }
+    if (op.changes.length === 0) return this.plan.write(`${prefix},,${cell(op.reason ?? "")}\r\n`);
+    let all = "";
+    for (const c of op.changes) all += `${c.before ?? ""}\u0000${c.after}\u0000`;
+    const masked = maskSecrets(all) !== all;
+    let text = "";
+    for (const c of op.changes) {
+      const before = masked ? maskSecrets(c.before ?? "") : (c.before ?? "");
+      const after = masked ? maskSecrets(c.after) : c.after;
+      text += `${prefix}${cell(c.field)},${cell(before)},${cell(after)}\r\n`;
     }
-    return this.planBuffer.length >= PLAN_CHUNK ? this.flushPlan() : undefined;
+    return this.plan.write(text);
   }
 
-  private async flushPlan(): Promise<void> {
-    if (!this.plan) {
-      this.names.add("plan.csv");
-      this.plan = await FileSink.open(path.join(this.folder, "plan.csv"));
-      await this.plan.write(`${PLAN_COLUMNS.join(",")}\r\n`);
-    }
-    const text = this.planBuffer;
-    this.planBuffer = "";
-    await this.plan.write(text);
+  private async openPlan(): Promise<void> {
+    this.names.add("plan.csv");
+    this.plan = await ByteSink.open(path.join(this.folder, "plan.csv"));
+    await this.plan.write(`${PLAN_COLUMNS.join(",")}\r\n`);
   }
 
   /** Starts plan.csv over: the plan is being made again. */
   async resetPlan(): Promise<void> {
-    this.planBuffer = "";
     if (!this.plan) return;
     await this.plan.close();
     this.plan = undefined;
@@ -134,7 +125,6 @@ export class DebugFiles {
 
   /** Closes the writers; the file names relative to the debug folder. */
   async finish(): Promise<string[]> {
-    if (this.planBuffer || this.plan) await this.flushPlan();
     await this.plan?.close();
     for (const w of [this.errors, this.records]) if (w) await w.close();
     return [...this.names].sort();

@@ -1,0 +1,77 @@
+import { createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+import { finished } from "node:stream/promises";
+import { ConveyorError } from "../errors.js";
+
+/**
+ * A text file written through a byte buffer: each piece of text is encoded
+ * into the buffer as it comes, so it dies young, and a full buffer goes to
+ * disk whole. A million-row plan accumulated as strings instead keeps
+ * megabytes of string pieces alive across collections, which V8 answers by
+ * growing the heap to several hundred megabytes.
+ */
+export class ByteSink {
+  private buffer: Buffer;
+  private used = 0;
+  private failure: Error | null = null;
+
+  private constructor(
+    private readonly stream: WriteStream,
+    private readonly size: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(size);
+    stream.on("error", (err) => {
+      this.failure ??= err;
+    });
+  }
+
+  static async open(localPath: string, size = 1 << 20): Promise<ByteSink> {
+    const stream = createWriteStream(localPath);
+    try {
+      await once(stream, "open");
+    } catch (err) {
+      throw new ConveyorError("internal", `The work file ${localPath} cannot be created: ${String(err)}`, { cause: err });
+    }
+    return new ByteSink(stream, size);
+  }
+
+  /** Returns a promise only when a full buffer is handed to the disk. */
+  write(text: string): Promise<void> | undefined {
+    // A UTF-16 code unit takes at most three bytes in UTF-8.
+    if (this.used + text.length * 3 <= this.size) {
+      this.used += this.buffer.write(text, this.used);
+      return undefined;
+    }
+    return this.flush().then(() => {
+      if (text.length * 3 <= this.size) this.used += this.buffer.write(text, this.used);
+      else return this.put(Buffer.from(text));
+      return undefined;
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.used === 0) return;
+    const chunk = this.buffer.subarray(0, this.used);
+    // The stream holds on to the chunk until it is written: the next text goes to a new buffer.
+    this.buffer = Buffer.allocUnsafe(this.size);
+    this.used = 0;
+    await this.put(chunk);
+  }
+
+  private async put(chunk: Buffer): Promise<void> {
+    if (this.failure) throw this.failed();
+    if (!this.stream.write(chunk)) await once(this.stream, "drain");
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.stream.end();
+    await finished(this.stream).catch((err: unknown) => {
+      throw this.failed(err);
+    });
+  }
+
+  private failed(err: unknown = this.failure): ConveyorError {
+    return new ConveyorError("internal", `Writing a work file failed: ${String(err)}`, { cause: err });
+  }
+}
