@@ -63,6 +63,7 @@ describe("a daemon killed with SIGKILL during a run", () => {
     expect(record).toMatchObject({ outcome: "failed", error: { code: "interrupted" } });
     // Lease 20 s, renewed and swept every 5 s: the heartbeat was at most 10 s old when the daemon died.
     expect(detectedMs).toBeLessThanOrEqual(20_000 + 5_000 + 2_000);
+    console.info(`killed ${runner.name} during the run; ${survivor.name} marked it interrupted ${detectedMs} ms later`);
 
     const again = await api(survivor.url, headers, `/v3/automations/custom/${key}/run`);
     const done = await until(
