@@ -9,5 +9,5 @@
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
 export function csvCell(value: string): string {
-  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+  return value !== "" && NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }

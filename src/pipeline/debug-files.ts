@@ -26,6 +26,7 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 
 export class DebugFiles {
   private plan: ByteSink | undefined;
+  private readonly fieldCells = new Map<string, string>();
   private errors: RecordWriter | undefined;
   private records: RecordWriter | undefined;
   private recordsKept = 0;
@@ -66,9 +67,19 @@ export class DebugFiles {
     for (const c of op.changes) {
       const before = masked ? maskSecrets(c.before ?? "") : (c.before ?? "");
       const after = masked ? maskSecrets(c.after) : c.after;
-      text += `${prefix}${cell(c.field)},${cell(before)},${cell(after)}\r\n`;
+      text += `${prefix}${this.fieldCell(c.field)},${cell(before)},${cell(after)}\r\n`;
     }
     return this.plan.write(text);
+  }
+
+  /** A plan names the same few fields millions of times: each is quoted once. */
+  private fieldCell(field: string): string {
+    let quoted = this.fieldCells.get(field);
+    if (quoted === undefined) {
+      quoted = cell(field);
+      if (this.fieldCells.size < 10_000) this.fieldCells.set(field, quoted);
+    }
+    return quoted;
   }
 
   private async openPlan(): Promise<void> {

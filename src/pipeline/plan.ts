@@ -40,22 +40,29 @@ export interface ProductPlanInput {
   snapshot: Record<string, string> | undefined;
 }
 
+/** Every operation is built with the same properties in the same order: one object shape for a million of them. */
+function op(kind: OpKind, action: ProductAction | null, input: ProductPlanInput, changes: FieldChange[], reason?: string): PlannedOp {
+  return { kind, action, identifier: input.identifier, line: input.line, changes, reason };
+}
+
 export function planProduct(config: ProductPlanConfig, input: ProductPlanInput): PlannedOp {
-  const base = { identifier: input.identifier, line: input.line };
-  const fields = Object.keys(input.values).filter((f) => f !== config.identifier && !input.ignored.has(f));
+  const { values, ignored } = input;
+  const fields: string[] = [];
+  for (const f of Object.keys(values)) if (f !== config.identifier && (ignored.size === 0 || !ignored.has(f))) fields.push(f);
   if (input.service) {
-    if (!config.update) return { ...base, kind: "skipped", action: null, changes: [], reason: "in scope, and the file config has no update" };
-    const changes = changedFields(input.values, fields, {
+    if (!config.update) return op("skipped", null, input, [], "in scope, and the file config has no update");
+    const changes = changedFields(values, fields, {
       snapshot: input.snapshot,
       live: config.liveDiff ? { values: input.service, ...config.liveDiff } : undefined,
       before: input.service,
     });
-    if (changes.length === 0) return { ...base, kind: "unchanged", action: null, changes };
-    return { ...base, kind: "update", action: config.update, changes };
+    if (changes.length === 0) return op("unchanged", null, input, changes);
+    return op("update", config.update, input, changes);
   }
-  if (!config.create) return { ...base, kind: "skipped", action: null, changes: [], reason: "not in scope, and the file config has no create" };
-  const changes = fields.map((field) => ({ field, before: null, after: input.values[field] ?? "" }));
-  return { ...base, kind: "create", action: config.create, changes };
+  if (!config.create) return op("skipped", null, input, [], "not in scope, and the file config has no create");
+  const changes: FieldChange[] = [];
+  for (const field of fields) changes.push({ field, before: null, after: values[field] ?? "" });
+  return op("create", config.create, input, changes);
 }
 
 export function planRemoval(config: ProductPlanConfig, identifier: string): PlannedOp | null {
