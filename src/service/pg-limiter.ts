@@ -170,6 +170,11 @@ export class PostgresLimiter implements RateLimiter {
     return this.schema;
   }
 
+  /** Resolves once every server answer recorded so far is in the database, so other daemons see it. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.lanes.values()]);
+  }
+
   /** observe/blockUntil are synchronous in the interface; their writes are ordered before this class's next grant. */
   private write(account: string, cls: RateClass, sql: string, extra: unknown[]): void {
     const key = `${account}\u0000${cls}`;
