@@ -130,7 +130,9 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       },
       now: input.now,
       signal: input.signal,
-      onRows: (rows) => input.onStage?.("plan", rows),
+      onRows: (rows) => {
+        if (current.planner) input.onStage?.("plan", rows);
+      },
     });
     counts.rows += read.rows;
     counts.row_errors += read.rowErrors;
