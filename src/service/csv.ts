@@ -1,6 +1,8 @@
-import Papa from "papaparse";
 import type { Readable } from "node:stream";
 import { ConveyorError } from "../errors.js";
+import { parseCsv } from "../formats/csv-parse.js";
+import { decodeText } from "../formats/decode.js";
+import type { SourceRow } from "../formats/types.js";
 
 /** A body cut off mid-file is the service's failure, worth another run; name what was being read. */
 function readError(raw: unknown, what: string): ConveyorError {
@@ -15,36 +17,38 @@ function readError(raw: unknown, what: string): ConveyorError {
 }
 
 /**
- * Rows of a CSV body as arrays of text, streamed with backpressure. No
- * dynamic typing: identifiers such as `0700` stay text. The BOM is dropped.
+ * Rows of a CSV body as arrays of text, streamed with backpressure, through
+ * the same pull parser as the import readers (papaparse's stream mode was 20x
+ * slower on a million-row export). No dynamic typing: identifiers such as
+ * `0700` stay text. The BOM is dropped.
  */
 export async function* csvRows(source: Readable, what = "a CSV from the service"): AsyncGenerator<string[]> {
-  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { header: false, skipEmptyLines: true });
-  source.on("error", (err) => parser.destroy(err));
-  source.pipe(parser);
   let first = true;
-  const rows = (parser as AsyncIterable<string[]>)[Symbol.asyncIterator]();
+  const pages = parseCsv(decodeText(source, { encoding: "utf-8", bomLength: 0 }), { delimiter: ",", enclosure: '"', skipLines: 0 });
   try {
     for (;;) {
-      let next: IteratorResult<string[]>;
+      let next: IteratorResult<SourceRow[]>;
       try {
-        next = await rows.next();
+        next = await pages.next();
       } catch (raw) {
         throw readError(raw, what);
       }
       if (next.done) return;
-      const row = next.value;
-      if (first) {
-        first = false;
-        if (row[0]?.startsWith("\uFEFF")) row[0] = row[0].slice(1);
+      for (const row of next.value) {
+        // A quote left open at the end is a body cut off mid-field.
+        if (row.error) throw readError(new Error(`line ${row.line}: ${row.error}`), what);
+        const cells = row.raw as string[];
+        if (first) {
+          first = false;
+          if (cells[0]?.startsWith("\uFEFF")) cells[0] = cells[0].slice(1);
+        }
+        yield cells;
       }
-      yield row;
     }
   } finally {
     // The consumer may stop early: free the socket.
-    source.unpipe(parser);
     if (!source.destroyed) source.destroy();
-    await rows.return?.();
+    await pages.return(undefined);
   }
 }
 
