@@ -1,28 +1,16 @@
 import type { ServiceCaller } from "./http.js";
 import { asRecord, isRecord, v1Failure } from "./response.js";
-import type { LogRecord } from "../state/types.js";
+import type { LogQuery, LogRecord } from "../state/types.js";
 
-/** Search parameters of seed v3 part 4.4 (also accepted by v1 `POST /logs`). */
-export interface LogSearch {
-  start?: number;
-  /** 1 to 50, default 20. */
-  records?: number;
+/**
+ * Search parameters of seed v3 part 4.4 (also accepted by v1 `POST /logs`) as
+ * they travel: the store's query, with the multi-value fields comma-delimited.
+ */
+export type LogSearch = Omit<LogQuery, "identifier" | "context" | "integration" | "account"> & {
   identifier?: string;
   context?: string;
   integration?: string;
-  instance?: number;
-  request_id?: string;
-  timestamp_start?: string;
-  timestamp_end?: string;
-  id?: string;
-  channel_id?: string;
-  action?: string;
-  operation?: string;
-  method?: string;
-  type?: string;
-  result?: string;
-  job_id?: string;
-}
+};
 
 /** Seed v3 part 2.4: one shape for the worker, the client and the embedded service. */
 export type { LogRecord };
