@@ -1,37 +1,19 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { simpleParser, type ParsedMail } from "mailparser";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SmtpCapture } from "../helpers/smtp-capture.js";
 
 /** `conveyor run --notify --email`: the summary reaches a real SMTP server, with no secret in it. */
 const dir = mkdtempSync(path.join(tmpdir(), "conveyor-notify-cli-"));
 const dataDir = path.join(dir, "data");
 const SMTP_PASSWORD = "cli-smtp-Secret-42";
-const mails: ParsedMail[] = [];
-let smtp: SMTPServer;
-let port = 0;
+const smtp = new SmtpCapture(SMTP_PASSWORD);
+const mails = smtp.mails;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    disabledCommands: ["STARTTLS"],
-    allowInsecureAuth: true,
-    onAuth(auth, _session, cb) {
-      if (auth.username === "mailer" && auth.password === SMTP_PASSWORD) cb(null, { user: "mailer" });
-      else cb(new Error("bad login"));
-    },
-    onData(stream, _session, cb) {
-      void simpleParser(stream).then((m) => {
-        mails.push(m);
-        cb();
-      }, cb);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  port = (smtp.server.address() as AddressInfo).port;
+  await smtp.start();
   const feeds = path.join(dataDir, "storage", "demo", "feeds");
   mkdirSync(feeds, { recursive: true });
   const feed = path.join(feeds, "feed-1.csv");
@@ -45,7 +27,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -61,7 +43,7 @@ describe("conveyor run --notify", () => {
             CONVEYOR_DATA_DIR: dataDir,
             CONVEYOR_READ_LIMIT: "100000",
             CONVEYOR_WRITE_LIMIT: "100000",
-            CONVEYOR_SMTP_URL: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}?from=conveyor@shop.test`,
+            CONVEYOR_SMTP_URL: smtp.url(),
           },
           timeout: 90_000,
         },

@@ -1,20 +1,19 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { simpleParser, type ParsedMail } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import type { ParsedMail } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDaemonDb } from "../../src/daemon/daemon-db.js";
 import { Notifier } from "../../src/daemon/notify.js";
 import { silenceCandidates } from "../../src/daemon/wiring.js";
 import { silentLogger } from "../../src/log.js";
+import { SmtpCapture } from "../helpers/smtp-capture.js";
 import { startTestDaemon, stockDefinition, waitForRun, type TestDaemon } from "./daemon-harness.js";
 
 const SMTP_PASSWORD = "smtp-Pass-31337";
 const ENCRYPTED = "very-secret-param-5544";
 
-let smtp: SMTPServer;
-const mails: ParsedMail[] = [];
+const smtp = new SmtpCapture(SMTP_PASSWORD);
+const mails = smtp.mails;
 let t: TestDaemon;
 const ids: Record<string, string> = {};
 
@@ -32,24 +31,9 @@ function raw(m: ParsedMail): string {
 }
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    disabledCommands: ["STARTTLS"],
-    allowInsecureAuth: true,
-    onAuth(auth, _session, cb) {
-      if (auth.username === "mailer" && auth.password === SMTP_PASSWORD) cb(null, { user: "mailer" });
-      else cb(new Error("bad login"));
-    },
-    onData(stream, _session, cb) {
-      void simpleParser(stream).then((m) => {
-        mails.push(m);
-        cb();
-      }, cb);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const port = (smtp.server.address() as AddressInfo).port;
+  await smtp.start();
   t = await startTestDaemon({
-    env: { CONVEYOR_SMTP_URL: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}?from=conveyor@shop.test`, CONVEYOR_ALERT_EMAIL: "alerts@shop.test", CONVEYOR_ALERT_AFTER: "2" },
+    env: { CONVEYOR_SMTP_URL: smtp.url(), CONVEYOR_ALERT_EMAIL: "alerts@shop.test", CONVEYOR_ALERT_AFTER: "2" },
     definitions: {
       "bad.json": {
         ...stockDefinition({ name: "Bad rows" }),
@@ -68,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 describe("notifications over SMTP", () => {
