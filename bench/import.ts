@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import Papa from "papaparse";
 import { loadSettings } from "../src/config.js";
 import { parseAutomation } from "../src/definition/index.js";
+import { limitHeapGrowth } from "../src/heap.js";
 import { silentLogger } from "../src/log.js";
 import { runAutomation, runFolder } from "../src/pipeline/run.js";
 import { ServiceClient } from "../src/service/index.js";
@@ -146,6 +147,8 @@ async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResul
 }
 
 async function child(phase: string, dataDir: string, file: string): Promise<void> {
+  // As the CLI does at start-up; the bare parse is measured without it, as papaparse alone would run.
+  if (phase !== "bare") limitHeapGrowth();
   let peak = process.memoryUsage().rss;
   let heap = 0;
   const timer = setInterval(() => {

@@ -2,6 +2,9 @@
 import { Command } from "commander";
 import { addSettingsFlags, usageExit } from "./commands/context.js";
 import { commands } from "./commands/index.js";
+import { limitHeapGrowth } from "./heap.js";
+
+limitHeapGrowth();
 
 const program = new Command("conveyor")
   .description(

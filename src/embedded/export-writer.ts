@@ -5,6 +5,7 @@ import { csvLine } from "./csv.js";
 import { ADDRESS_FIELDS, ITEM_FIELDS, ORDER_READ_FIELDS, SHIPMENT_FIELDS } from "./order-model.js";
 import { matchOrder } from "./order-search.js";
 import type { StoredOrder } from "./order-store.js";
+import { IDENTIFIER_FIELDS, type IdentifierField } from "./item-store.js";
 import type { Matcher } from "./query.js";
 
 export type ExportType = "items" | "orders";
@@ -48,8 +49,33 @@ export function orderRows(order: StoredOrder, columns: readonly string[]): strin
   });
 }
 
-async function write(out: WriteStream, text: string): Promise<void> {
-  if (!out.write(text)) await once(out, "drain");
+/**
+ * Lines gathered into chunks of about 256 KB before they reach the stream: one
+ * write per row filled the stream's 16 KB mark every fifty rows, and each
+ * wait for "drain" left the export idle while the disk caught up.
+ */
+class ChunkedWriter {
+  private pending = "";
+
+  constructor(private readonly out: WriteStream) {}
+
+  async line(text: string): Promise<void> {
+    this.pending += text;
+    if (this.pending.length >= CHUNK_CHARS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (!this.pending) return;
+    const text = this.pending;
+    this.pending = "";
+    if (!this.out.write(text)) await once(this.out, "drain");
+  }
+}
+
+const CHUNK_CHARS = 256 * 1024;
+
+function isIdentifierField(column: string): column is IdentifierField {
+  return (IDENTIFIER_FIELDS as readonly string[]).includes(column);
 }
 
 /** Runs exports in the background, streaming rows from SQLite to the CSV so memory stays flat. */
@@ -83,26 +109,33 @@ export class ExportRunner {
     const identifier = job.type === "items" ? "guid" : "oid";
     let columns = requested.length ? [identifier, ...requested.filter((f) => f !== identifier)] : [];
     if (!columns.length) columns = job.type === "items" ? await this.itemColumns(matches) : ORDER_EXPORT_FIELDS;
-    const out = createWriteStream(this.ctx.presign.path(job.bulk_file));
+    const out = createWriteStream(this.ctx.presign.path(job.bulk_file), { highWaterMark: 4 * CHUNK_CHARS });
     const closed = once(out, "close");
+    const writer = new ChunkedWriter(out);
     let rows = 0;
     try {
-      await write(out, csvLine(columns));
-      if (job.type === "items") {
+      await writer.line(csvLine(columns));
+      if (job.type === "items" && job.search.trim() === "" && columns.every(isIdentifierField)) {
+        for await (const ids of this.ctx.items.scanIdentifiers()) {
+          rows += 1;
+          await writer.line(csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
+        }
+      } else if (job.type === "items") {
         for await (const item of this.ctx.items.scan()) {
           if (!matches(item)) continue;
           rows += 1;
-          await write(out, csvLine(columns.map((c) => item[c] ?? "")));
+          await writer.line(csvLine(columns.map((c) => item[c] ?? "")));
         }
       } else {
         for await (const order of this.ctx.orders.scan()) {
           if (!matchOrder(order, matches, false)) continue;
           for (const row of orderRows(order, columns)) {
             rows += 1;
-            await write(out, csvLine(row));
+            await writer.line(csvLine(row));
           }
         }
       }
+      await writer.flush();
     } finally {
       out.end();
       await closed;

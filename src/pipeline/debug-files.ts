@@ -56,7 +56,8 @@ export class DebugFiles {
    * byte buffer at once, and only a full buffer's write is awaited.
    */
   addPlan(op: PlannedOp): Promise<void> | undefined {
-    if (!this.full) return undefined;
+    // One line per changed field: an unchanged record has none.
+    if (!this.full || op.kind === "unchanged") return undefined;
     if (!this.plan) return this.openPlan().then(() => this.addPlan(op));
     const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
     if (op.changes.length === 0) return this.plan.write(`${prefix},,${cell(op.reason ?? "")}\r\n`);

@@ -37,6 +37,7 @@ export interface PlannerOptions {
 }
 
 const NOTHING = new Map<string, Record<string, string>>();
+const NO_TEXT = new Map<string, string>();
 
 export class ProductPlanner {
   readonly counts: PlanCounts = { create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0 };
@@ -52,7 +53,9 @@ export class ProductPlanner {
     const { o, mapper } = this;
     const ids = rows.map((r) => r.identifier);
     const scope = o.scopeSize > 0 ? o.work.scopeLookup(ids, o.markSeen) : NOTHING;
-    const snapshot = o.diff ? await o.store.snapshotGet(o.snapshotKey, ids) : NOTHING;
+    const snapshot = o.diff ? await o.store.snapshotText(o.snapshotKey, ids) : NO_TEXT;
+    // Without live diff, a record in scope whose values are the snapshot's text is unchanged: no parse, no compare, no commit.
+    const textEqualMeansUnchanged = o.plan.update !== undefined && o.plan.liveDiff === undefined;
     const commits: Array<{ identifier: string; values: Record<string, string> }> = [];
     for (const row of rows) {
       let values = row.values;
@@ -72,7 +75,12 @@ export class ProductPlanner {
         values = acted.record;
         ignored = acted.ignored;
       }
-      const before = snapshot.get(row.identifier);
+      const stored = snapshot.get(row.identifier);
+      if (stored !== undefined && service !== undefined && textEqualMeansUnchanged && stored === JSON.stringify(values)) {
+        this.counts.unchanged += 1;
+        continue;
+      }
+      const before = stored === undefined ? undefined : (JSON.parse(stored) as Record<string, string>);
       const op = planProduct(o.plan, { identifier: row.identifier, line: row.line, values, ignored, service, snapshot: before });
       const waiting = this.record(op);
       if (waiting) await waiting;

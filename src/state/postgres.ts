@@ -153,6 +153,19 @@ export class PostgresStore implements StateStore {
     return out;
   }
 
+  async snapshotText(key: string, identifiers: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const chunk of chunks(identifiers)) {
+      // json (not jsonb) keeps the text it was given, byte for byte.
+      const { rows } = await this.pool.query<{ identifier: string; v: string }>(
+        `SELECT identifier, "values"::text AS v FROM snapshots WHERE key = $1 AND identifier = ANY($2::text[])`,
+        [key, chunk],
+      );
+      for (const row of rows) out.set(row.identifier, row.v);
+    }
+    return out;
+  }
+
   /**
    * Stamped with this worker's clock, like the SQLite store: the run prunes by
    * a time it took from the same clock, so a database clock that differs

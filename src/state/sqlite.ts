@@ -152,12 +152,18 @@ export class SqliteStore implements StateStore {
 
   async snapshotGet(key: string, identifiers: readonly string[]): Promise<Map<string, Record<string, string>>> {
     const out = new Map<string, Record<string, string>>();
+    for (const [identifier, text] of await this.snapshotText(key, identifiers)) out.set(identifier, JSON.parse(text) as Record<string, string>);
+    return out;
+  }
+
+  async snapshotText(key: string, identifiers: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
     for (let i = 0; i < identifiers.length; i += CHUNK) {
       const chunk = identifiers.slice(i, i + CHUNK);
       const rows = this.db
         .prepare(`SELECT identifier, "values" AS v FROM snapshots WHERE key = ? AND identifier IN (${chunk.map(() => "?").join(",")})`)
         .all(key, ...chunk) as { identifier: string; v: string }[];
-      for (const row of rows) out.set(row.identifier, JSON.parse(row.v) as Record<string, string>);
+      for (const row of rows) out.set(row.identifier, row.v);
     }
     return out;
   }

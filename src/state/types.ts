@@ -170,6 +170,12 @@ export interface StateStore {
 
   /** Snapshot of one automation's file config: identifier → the values last applied. */
   snapshotGet(key: string, identifiers: readonly string[]): Promise<Map<string, Record<string, string>>>;
+  /**
+   * The same entries as the JSON text they were stored as (`JSON.stringify` of
+   * the values): a diff run compares most records by this text alone, without
+   * parsing a million snapshot entries that did not change.
+   */
+  snapshotText(key: string, identifiers: readonly string[]): Promise<Map<string, string>>;
   snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void>;
   snapshotDelete(key: string, identifiers: readonly string[]): Promise<void>;
   snapshotCount(key: string): Promise<number>;

@@ -137,6 +137,14 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect(got.get("00042")).toEqual({ v: "42" });
     });
 
+    it("gives a snapshot entry back as the exact JSON text of the values stored", async () => {
+      const values = { title: 'Café "Ölkanne" \\ 2', stock: "0700", price: "1e3", empty: "" };
+      await store.snapshotPut("text", [{ identifier: "A", values }]);
+      const text = await store.snapshotText("text", ["A", "missing"]);
+      expect([...text.keys()]).toEqual(["A"]);
+      expect(text.get("A")).toBe(JSON.stringify(values));
+    });
+
     it("keys the ledger by path, size and modification time", async () => {
       const e = { path: "in/a.csv", size: 10, modified: "2026-11-21T00:00:00.000Z" };
       expect(await store.ledgerHas("k", e)).toBe(false);
