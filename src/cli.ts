@@ -2,7 +2,7 @@
 import { Command } from "commander";
 import { addSettingsFlags, usageExit } from "./commands/context.js";
 import { commands } from "./commands/index.js";
-import { limitHeapGrowth } from "./heap.js";
+import { limitHeapGrowth } from "./memory.js";
 
 limitHeapGrowth();
 

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
+import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 
 export type Db = Database.Database;
 
@@ -68,6 +69,7 @@ export function openDb(paths: ServicePaths): Db {
   mkdirSync(paths.files, { recursive: true });
   const db = new Database(paths.db);
   db.pragma("journal_mode = WAL");
+  db.pragma(SQLITE_CACHE_PRAGMA);
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 5000");
   db.exec(SCHEMA);

@@ -65,16 +65,12 @@ export function select(input: SelectInput): AsyncGenerator<Selected> {
 async function* selectProducts(input: SelectInput): AsyncGenerator<Selected> {
   const { identifier } = input;
   const fitment = input.automation.type === "fitment";
-  const rows = input.client.exportRecords(
-    {
-      type: "items",
-      ...(input.config.search ? { search: input.config.search } : {}),
-      fields: exportFields(input.reads, input.automation.type),
-      ...(input.signal ? { signal: input.signal } : {}),
-    },
-    // A big catalogue's export takes a while; polls are cheap reads, and a long final wait is not.
-    { pollMs: 500, maxPollMs: 5_000 },
-  );
+  const rows = input.client.exportRecords({
+    type: "items",
+    ...(input.config.search ? { search: input.config.search } : {}),
+    fields: exportFields(input.reads, input.automation.type),
+    ...(input.signal ? { signal: input.signal } : {}),
+  });
   for await (const product of rows) {
     const id = product[identifier] ?? product.guid ?? "";
     if (!fitment) {

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 
 /**
  * A run's scratch database, a SQLite file in its work folder, thrown away
@@ -44,6 +45,7 @@ export class WorkDb {
     this.db = new Database(file);
     // Scratch data: durability is worthless here, speed is not.
     this.db.pragma("journal_mode = OFF");
+    this.db.pragma(SQLITE_CACHE_PRAGMA);
     this.db.pragma("synchronous = OFF");
     this.db.exec(`
       CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);

@@ -3,7 +3,7 @@ import { sleep } from "../retry.js";
 import { csvRecords } from "./csv.js";
 import type { ServiceCaller } from "./http.js";
 import { asRecord, v1Failure } from "./response.js";
-import type { WaitOptions } from "./bulk.js";
+import { pollDelays, type WaitOptions } from "./bulk.js";
 
 export interface ExportRequest {
   type: "items" | "orders";
@@ -59,8 +59,7 @@ export async function exportStatus(caller: ServiceCaller, bulkFile: string, sign
 
 /** Polls an export until its CSV is ready and returns the presigned URL. */
 export async function waitExport(caller: ServiceCaller, bulkFile: string, options: WaitOptions = {}): Promise<string> {
-  let delay = options.pollMs ?? 1_000;
-  for (;;) {
+  for (const delay of pollDelays(options)) {
     const status = await exportStatus(caller, bulkFile, options.signal);
     if (DONE.has(status.status) && status.url) return status.url;
     if (FAILED.has(status.status)) {
@@ -70,8 +69,8 @@ export async function waitExport(caller: ServiceCaller, bulkFile: string, option
       });
     }
     await sleep(delay, options.signal);
-    delay = Math.min(options.maxPollMs ?? 15_000, Math.round(delay * 1.5));
   }
+  throw new ConveyorError("internal", "polling ended");
 }
 
 /** The records of an export CSV, keyed by its header; every value stays text. */

@@ -5,6 +5,7 @@ import { ConveyorError } from "../errors.js";
 import { FolderDebugFiles } from "./debug-files.js";
 import { deriveStatus } from "./status.js";
 import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
+import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import type {
   AutomationStatus,
   LedgerEntry,
@@ -42,6 +43,7 @@ const CHUNK = 500;
 export class SqliteStore implements StateStore {
   private readonly db: Database.Database;
   private readonly debugFiles: FolderDebugFiles;
+  private readonly lookups = new Map<number, Database.Statement>();
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
   constructor(file: string, options: { dataDir?: string } = {}) {
@@ -53,6 +55,7 @@ export class SqliteStore implements StateStore {
       throw new ConveyorError("state", `cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
     this.db.pragma("journal_mode = WAL");
+    this.db.pragma(SQLITE_CACHE_PRAGMA);
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     this.migrate();
@@ -160,12 +163,20 @@ export class SqliteStore implements StateStore {
     const out = new Map<string, string>();
     for (let i = 0; i < identifiers.length; i += CHUNK) {
       const chunk = identifiers.slice(i, i + CHUNK);
-      const rows = this.db
-        .prepare(`SELECT identifier, "values" AS v FROM snapshots WHERE key = ? AND identifier IN (${chunk.map(() => "?").join(",")})`)
-        .all(key, ...chunk) as { identifier: string; v: string }[];
+      const rows = this.snapshotLookup(chunk.length).all(key, ...chunk) as { identifier: string; v: string }[];
       for (const row of rows) out.set(row.identifier, row.v);
     }
     return out;
+  }
+
+  /** Prepared once per list length: a diff run looks up a million identifiers, a full chunk at a time. */
+  private snapshotLookup(size: number): Database.Statement {
+    let statement = this.lookups.get(size);
+    if (!statement) {
+      statement = this.db.prepare(`SELECT identifier, "values" AS v FROM snapshots WHERE key = ? AND identifier IN (${new Array(size).fill("?").join(",")})`);
+      if (this.lookups.size < 64) this.lookups.set(size, statement);
+    }
+    return statement;
   }
 
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {

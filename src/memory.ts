@@ -1,6 +1,11 @@
 import v8 from "node:v8";
 
 /**
+ * Memory limits of the worker process, in one place: a run must stay under
+ * 300 MB whatever the size of its file.
+ */
+
+/**
  * How far V8 may grow the heap past what survived the last full collection.
  *
  * A run allocates fast and keeps little: a million-row import holds about
@@ -16,3 +21,12 @@ const HEAP_GROWING_PERCENT = 50;
 export function limitHeapGrowth(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
+
+/**
+ * The page cache of each SQLite connection (state, work database, embedded
+ * service). better-sqlite3 builds SQLite with 16 MB a connection; a run holds
+ * three or four connections that each fill it, 45 MB of the peak RSS of a
+ * million-row diff run, with no measurable gain in speed over 2 MB there: the
+ * operating system caches the files too.
+ */
+export const SQLITE_CACHE_PRAGMA = "cache_size = -2000";
