@@ -3,12 +3,12 @@
  *   1. bare papaparse (header: false), the reference;
  *   2. first: a debug run of the product import against an empty catalogue, so every row is a create
  *      and the run writes the whole plan (one plan.csv line per field, eleven million lines) and every
- *      bulk file: the worst case, reported;
+ *      bulk file: the throughput target is judged here;
  *   3. load: the live full run that loads the catalogue (its time is the embedded service applying
  *      200 bulk files);
  *   4. 1% of the rows changed (stock) in a new file;
  *   5. nightly: a debug run of that file as the scheduler runs it (a diff run: scheduled runs are diff
- *      runs once a snapshot exists, runs.md "Diffing"): the throughput target is judged here;
+ *      runs once a snapshot exists, runs.md "Diffing"), reported;
  *   6. diff: the live diff run of that file, whose write requests are counted.
  * Each phase runs in its own process, the way `conveyor run` does: worker and embedded service in one
  * process, so its peak RSS is what a user sees. The phases run compiled JavaScript (tsc into
@@ -216,11 +216,11 @@ async function main(): Promise<void> {
     const changed = Math.floor(rows / CHANGED_EVERY);
     const columnSets = 1;
     const allowedWrites = columnSets * Math.ceil(changed / bulkRows) + 1;
-    const ratio = nightly.rowsPerSecond / parse.rowsPerSecond;
+    const ratio = first.rowsPerSecond / parse.rowsPerSecond;
     const worker = [first, load, nightly, diff];
     const peak = Math.max(...worker.map((p) => p.peakRssMb));
     const checks = {
-      ratio: { value: ratio, target: ">= 0.5 (nightly debug run / bare parse)", ok: ratio >= 0.5 },
+      ratio: { value: ratio, target: ">= 0.5 (debug run / bare parse)", ok: ratio >= 0.5 },
       peakRssMb: { value: peak, target: "< 300 (every run)", ok: peak < 300 },
       diffWrites: { value: diff.requests?.write ?? 0, target: `<= ${allowedWrites}`, ok: (diff.requests?.write ?? Infinity) <= allowedWrites },
       diffUpdates: { value: diff.counts?.update ?? 0, target: `= ${changed}`, ok: diff.counts?.update === changed },
@@ -238,7 +238,7 @@ async function main(): Promise<void> {
     }));
     console.table(table);
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${typeof c.value === "number" ? Number(c.value.toFixed(2)) : c.value} (target ${c.target})`);
-    console.log(`info first-load debug run: ${(first.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare (every row a create: ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file written)`);
+    console.log(`info the debug run wrote ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file (every row a create); the nightly debug run: ${(nightly.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare`);
     await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks }, null, 2)}\n`);
     if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
   } finally {

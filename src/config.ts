@@ -56,6 +56,7 @@ const rawSchema = z
     max_run_time: duration.default(2 * 3600_000),
     run_lease: duration.default(60_000),
     debug_rows: z.coerce.number().int().nonnegative().default(1000),
+    debug_file_limit: positiveInt.default(64),
     run_retention: duration.default(30 * 24 * 3600_000),
     read_limit: positiveInt.default(300),
     write_limit: positiveInt.default(60),
@@ -88,6 +89,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "max_run_time", env: "CONVEYOR_MAX_RUN_TIME", flag: "--max-run-time", default: "2h", describe: "longest run before it is canceled" },
   { key: "run_lease", env: "CONVEYOR_RUN_LEASE", flag: "--run-lease", default: "60s", describe: "with PostgreSQL: a run whose daemon stopped renewing it this long is marked interrupted (at least 20s)" },
   { key: "debug_rows", env: "CONVEYOR_DEBUG_ROWS", flag: "--debug-rows", default: "1000", describe: "mapped records kept in debug files" },
+  { key: "debug_file_limit", env: "CONVEYOR_DEBUG_FILE_LIMIT", flag: "--debug-file-limit", default: "64", describe: "with PostgreSQL: largest debug file in MB kept in the database; a larger one (a big feed under `source/`) stays in the run folder of the daemon that ran it" },
   { key: "run_retention", env: "CONVEYOR_RUN_RETENTION", flag: "--run-retention", default: "30d", describe: "run record retention" },
   { key: "read_limit", env: "CONVEYOR_READ_LIMIT", flag: "--read-limit", default: "300", describe: "service read requests per minute" },
   { key: "write_limit", env: "CONVEYOR_WRITE_LIMIT", flag: "--write-limit", default: "60", describe: "service write requests per minute" },
@@ -118,6 +120,7 @@ export interface Settings {
   maxRunTimeMs: number;
   runLeaseMs: number;
   debugRows: number;
+  debugFileLimitMb: number;
   runRetentionMs: number;
   readLimit: number;
   writeLimit: number;
@@ -207,6 +210,7 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     maxRunTimeMs: raw.max_run_time,
     runLeaseMs: raw.run_lease,
     debugRows: raw.debug_rows,
+    debugFileLimitMb: raw.debug_file_limit,
     runRetentionMs: raw.run_retention,
     readLimit: raw.read_limit,
     writeLimit: raw.write_limit,

@@ -18,11 +18,11 @@ export { PostgresStore } from "./postgres.js";
  * its schema before it is handed out: a daemon that cannot reach its database
  * stops at start with the reason, not at its first run.
  */
-export async function openStore(settings: Pick<Settings, "dataDir" | "databaseUrl">): Promise<StateStore> {
+export async function openStore(settings: Pick<Settings, "dataDir" | "databaseUrl"> & Partial<Pick<Settings, "debugFileLimitMb">>): Promise<StateStore> {
   const url = settings.databaseUrl;
   if (!url) return new SqliteStore(path.join(settings.dataDir, "state.db"), { dataDir: settings.dataDir });
   if (url.startsWith("sqlite:")) return new SqliteStore(path.resolve(url.slice("sqlite:".length)), { dataDir: settings.dataDir });
-  if (isPostgresUrl(url)) return PostgresStore.open(url);
+  if (isPostgresUrl(url)) return PostgresStore.open(url, { dataDir: settings.dataDir, ...(settings.debugFileLimitMb ? { debugFileLimitBytes: settings.debugFileLimitMb * 2 ** 20 } : {}) });
   throw new ConveyorError("settings_invalid", "CONVEYOR_DATABASE_URL must be postgres://… (or postgresql://…) or sqlite:<file>", {
     hint: "unset it to keep the state in SQLite in the data folder",
   });

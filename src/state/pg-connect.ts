@@ -9,6 +9,10 @@ export interface PgOptions {
   schema?: string;
   /** Connections this process may hold; `?pool_size=` in the URL, default 10. */
   poolSize?: number;
+  /** The data folder: a debug file too large for the database is read from its run folder here. */
+  dataDir?: string;
+  /** Largest debug file kept in the database (default 64 MiB). */
+  debugFileLimitBytes?: number;
 }
 
 export interface PgTarget {

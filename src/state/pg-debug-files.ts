@@ -1,24 +1,48 @@
 import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import path from "node:path";
 import { Readable } from "node:stream";
 import type pg from "pg";
-import { checkDebugFileName, checkRunId } from "./debug-files.js";
+import { ConveyorError } from "../errors.js";
+import { checkDebugFileName, checkRunId, FolderDebugFiles } from "./debug-files.js";
 import { inTransaction } from "./pg-connect.js";
 import type { StoredDebugFile } from "./types.js";
 
 /** One row per MiB: a debug file (a downloaded feed under `source/`) is streamed in and out, never held whole. */
 const CHUNK_BYTES = 1024 * 1024;
 
+const DEFAULT_LIMIT_BYTES = 64 * 2 ** 20;
+
 /**
  * Debug files in PostgreSQL, so any daemon of a cluster serves any run's
  * files. Written once when the run ends, in one transaction: a reader sees
- * the whole file or none of it.
+ * the whole file or none of it. A file over the limit (the copy of a 2 GB
+ * feed under `source/`, the plan of a million creates) is not copied into
+ * the database: it stays in the run folder of the daemon that ran it, which
+ * serves it from there until the run is pruned.
  */
 export class PgDebugFiles {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly limitBytes: number;
+  private readonly local: FolderDebugFiles | null;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    options: { limitBytes?: number | undefined; dataDir?: string | undefined } = {},
+  ) {
+    this.limitBytes = options.limitBytes ?? DEFAULT_LIMIT_BYTES;
+    this.local = options.dataDir ? new FolderDebugFiles(options.dataDir) : null;
+  }
 
   async put(runId: string, name: string, file: string): Promise<void> {
     checkRunId(runId);
     checkDebugFileName(name);
+    const { size } = await stat(file);
+    if (size > this.limitBytes) {
+      throw new ConveyorError("state", `debug file ${name} (${(size / 2 ** 20).toFixed(1)} MB) is larger than debug_file_limit (${(this.limitBytes / 2 ** 20).toFixed(0)} MB): it stays in the run folder ${path.dirname(file)} of this host`, {
+        details: { name, size, limit: this.limitBytes },
+        hint: "Read it through this daemon or raise CONVEYOR_DEBUG_FILE_LIMIT.",
+      });
+    }
     await inTransaction(this.pool, async (client) => {
       await client.query("DELETE FROM debug_files WHERE run_id = $1 AND name = $2", [runId, name]);
       await client.query("INSERT INTO debug_files (run_id, name, size, chunks) VALUES ($1, $2, 0, 0)", [runId, name]);
@@ -38,7 +62,7 @@ export class PgDebugFiles {
     checkDebugFileName(name);
     const { rows } = await this.pool.query<{ size: string; chunks: number }>("SELECT size, chunks FROM debug_files WHERE run_id = $1 AND name = $2", [runId, name]);
     const row = rows[0];
-    if (!row) return null;
+    if (!row) return (await this.local?.get(runId, name)) ?? null;
     const { chunks: count } = row;
     const pool = this.pool;
     async function* chunks(): AsyncGenerator<Buffer> {
@@ -56,6 +80,8 @@ export class PgDebugFiles {
   async list(runId: string): Promise<string[]> {
     checkRunId(runId);
     const { rows } = await this.pool.query<{ name: string }>("SELECT name FROM debug_files WHERE run_id = $1 ORDER BY name", [runId]);
-    return rows.map((r) => r.name);
+    const names = new Set(rows.map((r) => r.name));
+    for (const name of (await this.local?.list(runId)) ?? []) names.add(name);
+    return [...names].sort();
   }
 }

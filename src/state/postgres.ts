@@ -44,13 +44,14 @@ export class PostgresStore implements StateStore {
   private constructor(
     readonly pool: pg.Pool,
     readonly schema: string,
+    options: PgOptions,
   ) {
-    this.debugFiles = new PgDebugFiles(pool);
+    this.debugFiles = new PgDebugFiles(pool, { limitBytes: options.debugFileLimitBytes, dataDir: options.dataDir });
   }
 
   static async open(url: string, options: PgOptions = {}): Promise<PostgresStore> {
     const target = parsePgUrl(url, options);
-    return new PostgresStore(await openPgPool(target), target.schema);
+    return new PostgresStore(await openPgPool(target), target.schema, options);
   }
 
   async createRun(run: RunRecord): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buffer } from "node:stream/consumers";
@@ -74,6 +74,38 @@ describe("postgres store: several daemons on one database", () => {
     expect(await store.pruneRuns(new Date())).toBe(1);
     expect(await store.getDebugFile(r.id, "source/big.csv")).toBeNull();
     await store.close();
+  });
+
+  it("keeps a debug file over debug_file_limit out of the database, and serves it from the run folder of the host that ran it", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-pg-data-"));
+    const schema = freshSchema();
+    const here = await PostgresStore.open(PG_URL, { schema, dataDir, debugFileLimitBytes: 1024 * 1024 });
+    const elsewhere = await PostgresStore.open(PG_URL, { schema, dataDir: mkdtempSync(path.join(tmpdir(), "conveyor-pg-other-")) });
+    const r = run("run-limit", new Date().toISOString());
+    await here.createRun(r);
+    const folder = path.join(dataDir, "runs", r.id, "debug");
+    mkdirSync(path.join(folder, "source"), { recursive: true });
+    const feed = path.join(folder, "source", "feed.csv");
+    const big = randomBytes(1024 * 1024 + 1);
+    writeFileSync(feed, big);
+    const summary = path.join(folder, "summary.json");
+    writeFileSync(summary, "{}\n");
+
+    const refused = await here.putDebugFile(r.id, "source/feed.csv", feed).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "state" });
+    expect(String((refused as Error).message)).toMatch(/larger than debug_file_limit \(1 MB\)/);
+    await here.putDebugFile(r.id, "summary.json", summary);
+
+    const { rows } = await here.pool.query<{ name: string }>(`SELECT name FROM ${schema}.debug_files WHERE run_id = $1`, [r.id]);
+    expect(rows.map((x) => x.name)).toEqual(["summary.json"]);
+    expect(await here.listDebugFiles(r.id)).toEqual(["source/feed.csv", "summary.json"]);
+    const local = await here.getDebugFile(r.id, "source/feed.csv");
+    expect(local ? Buffer.compare(await buffer(local.open()), big) : null).toBe(0);
+    // Another daemon of the cluster has the small file from the database and not the big one.
+    expect(await elsewhere.listDebugFiles(r.id)).toEqual(["summary.json"]);
+    expect(await elsewhere.getDebugFile(r.id, "source/feed.csv")).toBeNull();
+    await here.close();
+    await elsewhere.close();
   });
 
   it("upserts a batch that names an identifier twice: the last entry wins", async () => {
