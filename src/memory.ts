@@ -10,9 +10,10 @@ import v8 from "node:v8";
  *
  * A run allocates fast and keeps little: a million-row import holds about
  * 60 MB of live data, but V8 answers the allocation rate by growing the heap
- * up to four times that, and the process peaked at 340 MB. Capping the
- * growth at 1.5× keeps the peak at about 240 MB for the same run with no
- * measurable loss of throughput (bench/import.ts, debug phase). The flag is
+ * up to four times that, and the process peaked at 350 MB. Capping the
+ * growth at 1.5× keeps the peak at about 230 MB for the same run, for about
+ * a tenth of its throughput in extra collections (bench/import.ts, the
+ * first-load debug run: 23.8 s → 27.0 s, 353 → 231 MB). The flag is
  * read each time V8 sizes the heap after a collection, so setting it at
  * start-up, before the first run, takes effect.
  */
