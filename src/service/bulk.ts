@@ -52,7 +52,7 @@ export interface SubmitOptions {
 
 export async function fileSha256(filePath: string): Promise<string> {
   const hash = createHash("sha256");
-  for await (const chunk of createReadStream(filePath)) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(filePath, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   return hash.digest("hex");
 }
 
