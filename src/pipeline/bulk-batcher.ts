@@ -99,23 +99,26 @@ export class BulkBatcher {
     private readonly bulkRows: number,
   ) {}
 
-  /** Returns a promise only when it has to wait (a file opened, sealed or a chunk written). */
-  add(op: PlannedOp): Promise<void> | undefined {
+  /**
+   * Returns a promise only when it has to wait (a file opened, sealed or a
+   * chunk written). `afterCells`: the changes' new values already quoted.
+   */
+  add(op: PlannedOp, afterCells?: readonly string[]): Promise<void> | undefined {
     if (!op.action || (op.kind !== "create" && op.kind !== "update" && op.kind !== "remove")) return undefined;
     let key = op.action;
     for (const change of op.changes) key += `\u0000${change.field}`;
     const group = this.groups.get(key);
     if (!group) return this.open(op.action, op.changes.map((c) => c.field)).then((g) => {
       this.groups.set(key, g);
-      return this.append(key, g, op);
+      return this.append(key, g, op, afterCells);
     });
-    return this.append(key, group, op);
+    return this.append(key, group, op, afterCells);
   }
 
-  private append(key: string, group: OpenGroup, op: PlannedOp): Promise<void> | undefined {
+  private append(key: string, group: OpenGroup, op: PlannedOp, afterCells: readonly string[] | undefined): Promise<void> | undefined {
     // One line per row, straight from the changes: a million rows make no intermediate records.
     let line = `${csvCell(op.action ?? "")},${csvCell(op.identifier)}`;
-    for (const change of op.changes) line += `,${csvCell(change.after)}`;
+    for (let i = 0; i < op.changes.length; i++) line += `,${afterCells?.[i] ?? csvCell((op.changes[i] as PlannedOp["changes"][number]).after)}`;
     const written = group.sink.write(`${line}\r\n`);
     group.file.identifiers.push(op.identifier);
     if (group.file.identifiers.length >= this.bulkRows) {

@@ -54,21 +54,23 @@ export class DebugFiles {
    * one string, with the secret mask run once over all its values and per
    * value only when that finds something; the string goes into the sink's
    * byte buffer at once, and only a full buffer's write is awaited.
+   * `afterCells` are the new values already quoted for the bulk file.
    */
-  addPlan(op: PlannedOp): Promise<void> | undefined {
+  addPlan(op: PlannedOp, afterCells?: readonly string[]): Promise<void> | undefined {
     // One line per changed field: an unchanged record has none.
     if (!this.full || op.kind === "unchanged") return undefined;
-    if (!this.plan) return this.openPlan().then(() => this.addPlan(op));
+    if (!this.plan) return this.openPlan().then(() => this.addPlan(op, afterCells));
     const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
     if (op.changes.length === 0) return this.plan.write(`${prefix},,${cell(op.reason ?? "")}\r\n`);
     let all = "";
     for (const c of op.changes) all += `${c.before ?? ""}\u0000${c.after}\u0000`;
     const masked = maskSecrets(all) !== all;
     let text = "";
-    for (const c of op.changes) {
+    for (let i = 0; i < op.changes.length; i++) {
+      const c = op.changes[i] as PlannedOp["changes"][number];
       const before = masked ? maskSecrets(c.before ?? "") : (c.before ?? "");
-      const after = masked ? maskSecrets(c.after) : c.after;
-      text += `${prefix}${this.fieldCell(c.field)},${cell(before)},${cell(after)}\r\n`;
+      const after = masked ? cell(maskSecrets(c.after)) : (afterCells?.[i] ?? cell(c.after));
+      text += `${prefix}${this.fieldCell(c.field)},${cell(before)},${after}\r\n`;
     }
     return this.plan.write(text);
   }

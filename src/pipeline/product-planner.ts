@@ -2,6 +2,7 @@ import type { SourceRow } from "../formats/index.js";
 import type { ImportMapper } from "../mapping/index.js";
 import type { StateStore } from "../state/index.js";
 import type { BulkBatcher } from "./bulk-batcher.js";
+import { csvCell } from "./csv-cell.js";
 import type { DebugFiles } from "./debug-files.js";
 import { planProduct, planRemoval, type PlanCounts, type PlannedOp, type ProductPlanConfig } from "./plan.js";
 import type { WorkDb } from "./workdb.js";
@@ -107,8 +108,10 @@ export class ProductPlanner {
   private record(op: PlannedOp): Promise<void> | undefined {
     this.counts[op.kind] += 1;
     if (op.kind === "skipped" && this.o.live) this.o.work.addDeferred({ kind: "skip", line: op.line, identifier: op.identifier, message: op.reason ?? "" });
-    const plan = this.o.debug.addPlan(op);
-    const bulk = this.o.batcher.add(op);
+    // Each new value is quoted once, for plan.csv and the bulk file alike.
+    const cells = op.changes.length ? op.changes.map((c) => csvCell(c.after)) : undefined;
+    const plan = this.o.debug.addPlan(op, cells);
+    const bulk = this.o.batcher.add(op, cells);
     if (plan && bulk) return Promise.all([plan, bulk]).then(() => undefined);
     return plan ?? bulk;
   }
