@@ -25,6 +25,17 @@ export interface DeferredEvent {
   message: string;
 }
 
+const SCOPE_ROWS = 100;
+
+function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number): string[] {
+  const params: string[] = [];
+  for (let i = from; i < from + count; i++) {
+    const e = entries[i];
+    if (e) params.push(e.identifier, JSON.stringify(e.values));
+  }
+  return params;
+}
+
 /** Almost no record has ignored fields: the common case is neither encoded nor parsed. */
 const NONE = "[]";
 const NO_IGNORED: ReadonlySet<string> = new Set<string>();
@@ -34,6 +45,7 @@ export class WorkDb {
   private readonly insertNew: Database.Statement;
   private readonly replaceOld: Database.Statement;
   private readonly insertScope: Database.Statement;
+  private readonly insertScopeRows: Database.Statement;
   private readonly findScope: Database.Statement;
   private readonly markScope: Database.Statement;
   private readonly insertCommit: Database.Statement;
@@ -55,6 +67,7 @@ export class WorkDb {
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
+    this.insertScopeRows = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES ${new Array(SCOPE_ROWS).fill("(?, ?)").join(", ")}`);
     this.findScope = this.db.prepare(`SELECT "values" AS v FROM scope WHERE identifier = ?`).pluck();
     this.markScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier = ?");
     this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values") VALUES (?, ?)`);
@@ -112,15 +125,17 @@ export class WorkDb {
     }
   }
 
-  addScope(entries: Iterable<{ identifier: string; values: Record<string, string> }>): number {
-    let n = 0;
+  /**
+   * A hundred rows a statement: a million-record scope took 3.3 s one row a
+   * statement, most of it the cost of each call rather than SQLite's work.
+   */
+  addScope(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): number {
     this.db.transaction(() => {
-      for (const e of entries) {
-        this.insertScope.run(e.identifier, JSON.stringify(e.values));
-        n++;
-      }
+      let at = 0;
+      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS));
+      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1));
     })();
-    return n;
+    return entries.length;
   }
 
   scopeCount(): number {
