@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { copyFile, mkdir, rename } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -17,7 +18,39 @@ type S3rverCtor = new (options: {
 }) => S3rverInstance;
 
 // s3rver ships CommonJS without type declarations; this is the part we use.
-const S3rver = createRequire(import.meta.url)("s3rver") as S3rverCtor;
+const require = createRequire(import.meta.url);
+const S3rver = require("s3rver") as S3rverCtor;
+
+interface FilesystemStoreProto {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  getMetadata(bucket: string, key: string): Promise<unknown>;
+  putMetadata(bucket: string, key: string, metadata: unknown): Promise<void>;
+  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacementMetadata?: unknown): Promise<unknown>;
+}
+
+/*
+ * Real S3 shows a copied object only once the copy is complete; s3rver copies
+ * the file in place, so a lister polling during a 20 MB copy sometimes saw
+ * the final key half written, and the atomic-upload test failed on the fake,
+ * not on our protocol. The copy is made beside the object under a name the
+ * listing ignores, with its metadata first, and renamed into place.
+ */
+const store = (require("s3rver/lib/stores/filesystem") as { prototype: FilesystemStoreProto }).prototype;
+store.copyObject = async function atomicCopy(this: FilesystemStoreProto, srcBucket, srcKey, destBucket, destKey, replacementMetadata) {
+  const src = this.getResourcePath(srcBucket, srcKey, "object");
+  const dest = this.getResourcePath(destBucket, destKey, "object");
+  if (src !== dest) {
+    await mkdir(path.dirname(dest), { recursive: true });
+    if (!replacementMetadata) {
+      for (const resource of ["metadata.json", "object.md5"]) await copyFile(this.getResourcePath(srcBucket, srcKey, resource), this.getResourcePath(destBucket, destKey, resource));
+    }
+    const partial = `${dest}.copying`;
+    await copyFile(src, partial);
+    await rename(partial, dest);
+  }
+  if (replacementMetadata) await this.putMetadata(destBucket, destKey, replacementMetadata);
+  return this.getMetadata(destBucket, destKey);
+};
 
 /** s3rver's one built-in account: any other key pair is refused like real S3 would. */
 export const S3RVER_KEY = { id: "S3RVER", secret: "S3RVER" };
