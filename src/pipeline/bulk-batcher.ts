@@ -118,7 +118,8 @@ export class BulkBatcher {
   private append(key: string, group: OpenGroup, op: PlannedOp, afterCells: readonly string[] | undefined): Promise<void> | undefined {
     // One line per row, straight from the changes: a million rows make no intermediate records.
     let line = `${csvCell(op.action ?? "")},${csvCell(op.identifier)}`;
-    for (let i = 0; i < op.changes.length; i++) line += `,${afterCells?.[i] ?? csvCell((op.changes[i] as PlannedOp["changes"][number]).after)}`;
+    let i = 0;
+    for (const change of op.changes) line += `,${afterCells?.[i++] ?? csvCell(change.after)}`;
     const written = group.sink.write(`${line}\r\n`);
     group.file.identifiers.push(op.identifier);
     if (group.file.identifiers.length >= this.bulkRows) {

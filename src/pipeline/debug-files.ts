@@ -66,10 +66,11 @@ export class DebugFiles {
     for (const c of op.changes) all += `${c.before ?? ""}\u0000${c.after}\u0000`;
     const masked = maskSecrets(all) !== all;
     let text = "";
-    for (let i = 0; i < op.changes.length; i++) {
-      const c = op.changes[i] as PlannedOp["changes"][number];
+    let i = 0;
+    for (const c of op.changes) {
       const before = masked ? maskSecrets(c.before ?? "") : (c.before ?? "");
-      const after = masked ? cell(maskSecrets(c.after)) : (afterCells?.[i] ?? cell(c.after));
+      const quoted = afterCells?.[i++];
+      const after = masked ? cell(maskSecrets(c.after)) : (quoted ?? cell(c.after));
       text += `${prefix}${this.fieldCell(c.field)},${cell(before)},${after}\r\n`;
     }
     return this.plan.write(text);

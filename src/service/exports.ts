@@ -1,9 +1,8 @@
 import { ConveyorError } from "../errors.js";
-import { sleep } from "../retry.js";
 import { csvRecords } from "./csv.js";
 import type { ServiceCaller } from "./http.js";
 import { asRecord, v1Failure } from "./response.js";
-import { pollDelays, type WaitOptions } from "./bulk.js";
+import { pollUntil, type WaitOptions } from "./bulk.js";
 
 export interface ExportRequest {
   type: "items" | "orders";
@@ -59,7 +58,7 @@ export async function exportStatus(caller: ServiceCaller, bulkFile: string, sign
 
 /** Polls an export until its CSV is ready and returns the presigned URL. */
 export async function waitExport(caller: ServiceCaller, bulkFile: string, options: WaitOptions = {}): Promise<string> {
-  for (const delay of pollDelays(options)) {
+  return pollUntil(async () => {
     const status = await exportStatus(caller, bulkFile, options.signal);
     if (DONE.has(status.status) && status.url) return status.url;
     if (FAILED.has(status.status)) {
@@ -68,9 +67,8 @@ export async function waitExport(caller: ServiceCaller, bulkFile: string, option
         hint: "Check the export's search expression and field names, then run again.",
       });
     }
-    await sleep(delay, options.signal);
-  }
-  throw new ConveyorError("internal", "polling ended");
+    return undefined;
+  }, options);
 }
 
 /** The records of an export CSV, keyed by its header; every value stays text. */
