@@ -28,22 +28,19 @@ export async function readProductScope(
   signal?: AbortSignal,
 ): Promise<number> {
   const request = { type: "items" as const, search: config.search ?? "", fields: fields ?? [], signal };
-  let batch: Array<{ identifier: string; values: Record<string, string> }> = [];
   let total = 0;
-  for await (const row of client.exportRecords(request, { signal })) {
-    const identifier = row[config.identifier];
-    if (identifier === undefined) {
-      throw new ConveyorError("service_rejected", `the service's export has no "${config.identifier}" column to match records by`, {
-        hint: `Set file_configs[].identifier to a field the service has (guid or sku).`,
-      });
+  for await (const rows of client.exportRecordPages(request, { signal })) {
+    const batch: Array<{ identifier: string; values: Record<string, string> }> = [];
+    for (const row of rows) {
+      const identifier = row[config.identifier];
+      if (identifier === undefined) {
+        throw new ConveyorError("service_rejected", `the service's export has no "${config.identifier}" column to match records by`, {
+          hint: `Set file_configs[].identifier to a field the service has (guid or sku).`,
+        });
+      }
+      if (identifier !== "") batch.push({ identifier, values: row });
     }
-    if (identifier === "") continue;
-    batch.push({ identifier, values: row });
-    if (batch.length >= 2000) {
-      total += work.addScope(batch);
-      batch = [];
-    }
+    total += work.addScope(batch);
   }
-  total += work.addScope(batch);
   return total;
 }

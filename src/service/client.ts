@@ -158,6 +158,9 @@ export class ServiceClient implements ServiceCaller {
   exportRecords(req: exporting.ExportRequest, options?: bulk.WaitOptions): AsyncGenerator<Record<string, string>> {
     return exporting.exportRecords(this, req, options);
   }
+  exportRecordPages(req: exporting.ExportRequest, options?: bulk.WaitOptions): AsyncGenerator<Array<Record<string, string>>> {
+    return exporting.exportRecordPages(this, req, options);
+  }
 
   // v3 orders (part 4.3)
 

@@ -1,5 +1,5 @@
 import { ConveyorError } from "../errors.js";
-import { csvRecords } from "./csv.js";
+import { csvRecordPages, csvRecords } from "./csv.js";
 import type { ServiceCaller } from "./http.js";
 import { asRecord, v1Failure } from "./response.js";
 import { pollUntil, type WaitOptions } from "./bulk.js";
@@ -78,7 +78,13 @@ export async function* exportRows(caller: ServiceCaller, url: string, signal?: A
 
 /** Request, wait and stream in one: the scope read of a run. */
 export async function* exportRecords(caller: ServiceCaller, req: ExportRequest, options: WaitOptions = {}): AsyncGenerator<Record<string, string>> {
+  for await (const page of exportRecordPages(caller, req, options)) yield* page;
+}
+
+/** As `exportRecords`, a parsed chunk of records at a time: what a million-record read wants. */
+export async function* exportRecordPages(caller: ServiceCaller, req: ExportRequest, options: WaitOptions = {}): AsyncGenerator<Array<Record<string, string>>> {
   const { bulk_file } = await requestExport(caller, req);
-  const url = await waitExport(caller, bulk_file, { ...options, signal: options.signal ?? req.signal });
-  yield* exportRows(caller, url, options.signal ?? req.signal);
+  const signal = options.signal ?? req.signal;
+  const url = await waitExport(caller, bulk_file, { ...options, signal });
+  yield* csvRecordPages(await caller.open(url, signal), "an export file");
 }
