@@ -59,9 +59,10 @@ class ChunkedWriter {
 
   constructor(private readonly out: WriteStream) {}
 
-  async line(text: string): Promise<void> {
+  /** Returns a promise only when a chunk went to the stream: most lines need no await. */
+  line(text: string): Promise<void> | undefined {
     this.pending += text;
-    if (this.pending.length >= CHUNK_CHARS) await this.flush();
+    return this.pending.length >= CHUNK_CHARS ? this.flush() : undefined;
   }
 
   async flush(): Promise<void> {
@@ -116,22 +117,29 @@ export class ExportRunner {
     try {
       await writer.line(csvLine(columns));
       if (job.type === "items" && job.search.trim() === "" && columns.every(isIdentifierField)) {
-        for await (const ids of this.ctx.items.scanIdentifiers()) {
-          rows += 1;
-          await writer.line(csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
+        for await (const page of this.ctx.items.scanIdentifiers(columns.filter(isIdentifierField))) {
+          for (const ids of page) {
+            rows += 1;
+            const flushed = writer.line(csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
+            if (flushed) await flushed;
+          }
         }
       } else if (job.type === "items") {
-        for await (const item of this.ctx.items.scan()) {
-          if (!matches(item)) continue;
-          rows += 1;
-          await writer.line(csvLine(columns.map((c) => item[c] ?? "")));
+        for await (const page of this.ctx.items.scan()) {
+          for (const item of page) {
+            if (!matches(item)) continue;
+            rows += 1;
+            const flushed = writer.line(csvLine(columns.map((c) => item[c] ?? "")));
+            if (flushed) await flushed;
+          }
         }
       } else {
         for await (const order of this.ctx.orders.scan()) {
           if (!matchOrder(order, matches, false)) continue;
           for (const row of orderRows(order, columns)) {
             rows += 1;
-            await writer.line(csvLine(row));
+            const flushed = writer.line(csvLine(row));
+            if (flushed) await flushed;
           }
         }
       }
@@ -146,7 +154,7 @@ export class ExportRunner {
   /** Without `fields`: every field any matching item has, guid first (one pass that keeps only the names). */
   private async itemColumns(matches: Matcher): Promise<string[]> {
     const names = new Set<string>(["guid", "id", "sku"]);
-    for await (const item of this.ctx.items.scan()) if (matches(item)) for (const k of Object.keys(item)) names.add(k);
+    for await (const page of this.ctx.items.scan()) for (const item of page) if (matches(item)) for (const k of Object.keys(item)) names.add(k);
     return [...names];
   }
 }

@@ -78,13 +78,17 @@ export class ItemStore {
     return (this.db.prepare("SELECT count(*) AS n FROM items").get() as { n: number }).n;
   }
 
-  /** Every item in id order, in batches, yielding to the event loop between batches. */
-  async *scan(batch = 1000): AsyncGenerator<Item> {
+  /**
+   * Every item in id order, a page at a time, yielding to the event loop
+   * between pages. Pages, not items: a step of an async generator per item
+   * was most of what a million-item export cost.
+   */
+  async *scan(batch = 1000): AsyncGenerator<Item[]> {
     const page = this.db.prepare("SELECT * FROM items WHERE id > ? ORDER BY id LIMIT ?");
     let last = 0;
     for (;;) {
       const rows = page.all(last, batch) as Row[];
-      for (const row of rows) yield toItem(row);
+      if (rows.length) yield rows.map(toItem);
       const tail = rows[rows.length - 1];
       if (!tail || rows.length < batch) return;
       last = tail.id;
@@ -94,17 +98,22 @@ export class ItemStore {
 
   /**
    * Only `id`, `guid` and `sku` of every item, without parsing the rest: the
-   * scope read of an import usually asks for the identifier alone.
+   * scope read of an import usually asks for the identifier alone. Without
+   * `sku`, the guid index alone answers (guid order): it holds guid and id,
+   * a tenth of the pages of the table, whose rows carry every field.
    */
-  async *scanIdentifiers(batch = 5000): AsyncGenerator<Pick<Item, IdentifierField>> {
-    const page = this.db.prepare("SELECT id, guid, sku FROM items WHERE id > ? ORDER BY id LIMIT ?");
-    let last = 0;
+  async *scanIdentifiers(columns: readonly IdentifierField[], batch = 5000): AsyncGenerator<Array<Pick<Item, IdentifierField>>> {
+    const byGuid = !columns.includes("sku");
+    const page = byGuid
+      ? this.db.prepare("SELECT id, guid, '' AS sku FROM items WHERE guid > ? ORDER BY guid LIMIT ?")
+      : this.db.prepare("SELECT id, guid, sku FROM items WHERE id > ? ORDER BY id LIMIT ?");
+    let last: number | string = byGuid ? "" : 0;
     for (;;) {
       const rows = page.all(last, batch) as Array<Pick<Row, "id" | "guid" | "sku">>;
-      for (const row of rows) yield { id: String(row.id), guid: row.guid, sku: row.sku };
+      if (rows.length) yield rows.map((row) => ({ id: String(row.id), guid: row.guid, sku: row.sku }));
       const tail = rows[rows.length - 1];
       if (!tail || rows.length < batch) return;
-      last = tail.id;
+      last = byGuid ? tail.guid : tail.id;
       await new Promise((resolve) => setImmediate(resolve));
     }
   }

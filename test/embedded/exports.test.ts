@@ -44,6 +44,15 @@ describe("embedded service: v1 bulk exports (v1 part 4.5, service.md)", () => {
     expect(full).toBe(fast);
   });
 
+  it("guid and id only: read from the guid index, the same rows as the full scan", async () => {
+    const fast = (await exported({ type: "items", search: "", fields: "id" })).trim().split("\r\n");
+    const full = (await exported({ type: "items", search: "price:>0", fields: "id" })).trim().split("\r\n");
+    expect(fast[0]).toBe("guid,id");
+    expect(fast).toHaveLength(31);
+    expect([...fast].sort()).toEqual([...full].sort());
+    expect(new Set(fast.slice(1).map((l) => l.split(",")[1])).size).toBe(30);
+  });
+
   it("orders flatten to one row per line with dotted columns", async () => {
     const csv = await exported({ type: "orders", search: "channel:=shop", fields: "ordernumber,billing.city,items.sku" });
     expect(csv.trim().split("\r\n").slice(1).map((l) => l.split(",").slice(1))).toEqual([
