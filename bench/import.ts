@@ -9,7 +9,10 @@
  *   4. 1% of the rows changed (stock) in a new file;
  *   5. nightly: a debug run of that file as the scheduler runs it (a diff run: scheduled runs are diff
  *      runs once a snapshot exists, runs.md "Diffing"), reported;
- *   6. diff: the live diff run of that file, whose write requests are counted.
+ *   6. diff: the live diff run of that file, whose write requests are counted;
+ *   7. floor: the least any diff run against the SQLite snapshot does, reported: the run's reader
+ *      streams the changed file and each page of 1,000 identifiers is looked up in the snapshot,
+ *      nothing else (no mapping, no scope, no plan, no output).
  * Each phase runs in its own process, the way `conveyor run` does: worker and embedded service in one
  * process, so its peak RSS is what a user sees. The phases run compiled JavaScript (tsc into
  * bench/out/build), as `conveyor run` does: tsx's loader thread alone adds ~35 MB of RSS. Read and write limits are raised to 100,000/min for
@@ -30,7 +33,10 @@ import { parseAutomation } from "../src/definition/index.js";
 import { limitHeapGrowth } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
+import { openReader } from "../src/formats/index.js";
+import { ledgerKey } from "../src/pipeline/fetch.js";
 import { runAutomation, runFolder } from "../src/pipeline/run.js";
+import { SqliteStore } from "../src/state/sqlite.js";
 import { ServiceClient } from "../src/service/index.js";
 import { openWorker } from "../src/worker.js";
 
@@ -118,6 +124,32 @@ async function bare(file: string): Promise<number> {
   return rows - 1;
 }
 
+/** Phase 7: the reader and the snapshot lookups of a diff run, alone. */
+async function floor(dataDir: string, file: string): Promise<number> {
+  const store = new SqliteStore(path.join(dataDir, "state.db"));
+  const reader = await openReader(file, {});
+  const key = ledgerKey("bench-import", 0);
+  let rows = 0;
+  let found = 0;
+  let ids: string[] = [];
+  try {
+    await reader.columns();
+    for await (const row of reader.rows()) {
+      rows++;
+      ids.push(String((row.raw as string[])[0]));
+      if (ids.length < 1000) continue;
+      found += (await store.snapshotText(key, ids)).size;
+      ids = [];
+    }
+    found += (await store.snapshotText(key, ids)).size;
+  } finally {
+    await reader.close();
+    await store.close();
+  }
+  if (found !== rows) throw new Error(`floor: ${found} of ${rows} identifiers in the snapshot`);
+  return rows;
+}
+
 async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond">> {
   const parsed = automation();
   if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
@@ -154,7 +186,7 @@ async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResul
 
 async function child(phase: string, dataDir: string, file: string): Promise<void> {
   // As the CLI does at start-up; the bare parse is measured without it, as papaparse alone would run.
-  if (phase !== "bare") limitHeapGrowth();
+  if (phase !== "bare" && phase !== "floor") limitHeapGrowth();
   let peak = process.memoryUsage().rss;
   let heap = 0;
   const timer = setInterval(() => {
@@ -163,7 +195,7 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
     heap = Math.max(heap, m.heapTotal + m.external);
   }, 100);
   const start = process.hrtime.bigint();
-  const result = phase === "bare" ? { phase, rows: await bare(file) } : await runPhase(phase, dataDir);
+  const result = phase === "bare" ? { phase, rows: await bare(file) } : phase === "floor" ? { phase, rows: await floor(dataDir, file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
   // maxRSS also catches a spike shorter than the 100 ms sampling period.
@@ -211,7 +243,8 @@ async function main(): Promise<void> {
     await generate(feed, rows, true);
     const nightly = await measure("nightly", dataDir, feed);
     const diff = await measure("diff", dataDir, feed);
-    const phases = [parse, first, load, nightly, diff];
+    const least = await measure("floor", dataDir, feed);
+    const phases = [parse, first, load, nightly, diff, least];
 
     const changed = Math.floor(rows / CHANGED_EVERY);
     const columnSets = 1;
@@ -238,7 +271,7 @@ async function main(): Promise<void> {
     }));
     console.table(table);
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${typeof c.value === "number" ? Number(c.value.toFixed(2)) : c.value} (target ${c.target})`);
-    console.log(`info the debug run wrote ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file (every row a create); the nightly debug run: ${(nightly.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare`);
+    console.log(`info the debug run wrote ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file (every row a create); the nightly debug run: ${(nightly.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare; reading the feed and looking up its snapshot alone: ${(least.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x`);
     await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks }, null, 2)}\n`);
     if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
   } finally {
