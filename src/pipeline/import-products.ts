@@ -90,7 +90,8 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     let scopeSize = 0;
     // Set once the first header is checked and the scope read (a closure assigns it, so a holder).
     const current: { planner: ProductPlanner | null } = { planner: null };
-    const seen = new IdentifierIndex(1 << 16);
+    // A holder, so the index (24 MB a million rows) is let go once the feed is read, before apply and commit.
+    const dedupe: { seen: IdentifierIndex | null } = { seen: new IdentifierIndex(1 << 16) };
     let page: PlannerRow[] = [];
     let repeated = false;
     let seq = 0;
@@ -115,7 +116,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       sink: {
         record: (identifier, line, values, ignored) => {
           if (repeated) return undefined;
-          if (seen.note(identifier, seq++) >= 0) {
+          if (dedupe.seen && dedupe.seen.note(identifier, seq++) >= 0) {
             // Planning stops here; the second read plans the feed as a whole.
             repeated = true;
             page = [];
@@ -134,6 +135,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
         if (current.planner) input.onStage?.("plan", rows);
       },
     });
+    dedupe.seen = null;
     counts.rows += read.rows;
     counts.row_errors += read.rowErrors;
     counts.skipped += read.skipped;
