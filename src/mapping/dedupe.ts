@@ -1,105 +1,114 @@
 /**
- * Duplicate identifiers in a product feed: the last row wins, and the run
- * reports how many rows were merged (automations.md, `identifier`).
+ * Duplicate identifiers in a product feed: the last row wins, and a feed that
+ * repeats one is planned again as a whole (automations.md, `identifier`).
  *
- * A `Map<string, number>` over a million identifiers costs about 100 MB of
- * heap; this index keeps a 64-bit hash of each identifier and the index of its
- * latest row in typed arrays instead: 12 bytes a slot at a load of at most
- * one half, so about 24 MB for a million identifiers and no per-entry objects
- * for the garbage collector. Two identifiers sharing both 32-bit hashes would
- * be taken for one (odds near 1 in 10^7 for a 10-million-row feed); the
- * caller that needs certainty compares the identifiers of the two rows it is
- * told about.
+ * A `Set<string>` over a million identifiers costs about 100 MB of heap; this
+ * set keeps a 64-bit hash of each identifier in typed arrays instead: 8 bytes
+ * a slot at a load of at most one half, so 16 MB for a million identifiers
+ * and no per-entry objects for the garbage collector. Two identifiers sharing
+ * both 32-bit hashes would be taken for one (odds near 1 in 10^7 for a
+ * 10-million-row feed); the caller that needs certainty settles a repeat
+ * exactly.
  *
- * Streaming use: `note(identifier, index)` as rows arrive returns the index
- * of the earlier row this one replaces (or -1); whatever holds the mapped
- * records (the run's store) drops or overwrites that one.
+ * The set stops growing at `limit` identifiers, so a feed of any size holds
+ * it to a fixed size: past the limit `add` still finds the identifiers it
+ * holds, and leaves the hash of a new one in `lastHi`/`lastLo` for the caller
+ * to keep elsewhere (the run spills them to files).
  */
-export class IdentifierIndex {
+export const ADDED = 0;
+export const REPEATED = 1;
+/** New, but the set is full: not kept. */
+export const NOT_KEPT = 2;
+export type AddResult = typeof ADDED | typeof REPEATED | typeof NOT_KEPT;
+
+export class IdentifierSet {
   private capacity: number;
   private hi: Uint32Array;
   private lo: Uint32Array;
-  /** Row index + 1; 0 marks a free slot. */
-  private value: Uint32Array;
   private count = 0;
-  /** Rows that replaced an earlier row with the same identifier. */
-  merged = 0;
+  /** The hash of the identifier last passed to `add`. */
+  lastHi = 0;
+  lastLo = 0;
 
-  constructor(expected = 1024) {
-    this.capacity = 1 << Math.max(4, Math.ceil(Math.log2(Math.max(1, expected) * 2)));
+  constructor(
+    expected = 1024,
+    private readonly limit = Number.POSITIVE_INFINITY,
+  ) {
+    this.capacity = slotsFor(Math.min(expected, limit));
     this.hi = new Uint32Array(this.capacity);
     this.lo = new Uint32Array(this.capacity);
-    this.value = new Uint32Array(this.capacity);
   }
 
-  /** Distinct identifiers seen. */
+  /** Distinct identifiers held. */
   get size(): number {
     return this.count;
   }
 
   /** Bytes held by the table, for the run's memory figures. */
   get bytes(): number {
-    return this.capacity * 12;
+    return this.capacity * 8;
   }
 
-  /** Records `identifier` at row `index` (0 ≤ index < 2^32 − 1); returns the index of the row it replaces, or -1. */
-  note(identifier: string, index: number): number {
+  add(identifier: string): AddResult {
     hash(identifier);
-    const previous = this.put(H1, H2, index + 1);
-    if (previous > 0) {
-      this.merged++;
-      return previous - 1;
-    }
+    this.lastHi = H1;
+    this.lastLo = H2;
+    const slot = this.find(H1, H2);
+    if (this.lo[slot] !== 0 || this.hi[slot] !== 0) return REPEATED;
+    if (this.count >= this.limit) return NOT_KEPT;
+    this.hi[slot] = H1;
+    this.lo[slot] = H2;
     this.count++;
     if (this.count * 2 > this.capacity) this.grow();
-    return -1;
+    return ADDED;
   }
 
-  /** The latest row index for `identifier`, or -1. */
-  get(identifier: string): number {
+  has(identifier: string): boolean {
     hash(identifier);
-    const h1 = H1;
-    const h2 = H2;
-    const mask = this.capacity - 1;
-    for (let slot = h1 & mask; ; slot = (slot + 1) & mask) {
-      const v = this.value[slot] ?? 0;
-      if (v === 0) return -1;
-      if (this.hi[slot] === h1 && this.lo[slot] === h2) return v - 1;
-    }
+    const slot = this.find(H1, H2);
+    return this.lo[slot] !== 0 || this.hi[slot] !== 0;
   }
 
-  /** Linear probing; returns the value that was there (0 when the slot was free). */
-  private put(h1: number, h2: number, v: number): number {
+  /** Linear probing: the slot holding this hash, or the free slot where it would go. */
+  private find(h1: number, h2: number): number {
     const mask = this.capacity - 1;
     for (let slot = h1 & mask; ; slot = (slot + 1) & mask) {
-      const old = this.value[slot] ?? 0;
-      if (old === 0 || (this.hi[slot] === h1 && this.lo[slot] === h2)) {
-        this.hi[slot] = h1;
-        this.lo[slot] = h2;
-        this.value[slot] = v;
-        return old;
-      }
+      const a = this.hi[slot] ?? 0;
+      const b = this.lo[slot] ?? 0;
+      if ((a === 0 && b === 0) || (a === h1 && b === h2)) return slot;
     }
   }
 
   private grow(): void {
-    const { hi, lo, value } = this;
+    const { hi, lo } = this;
     this.capacity *= 2;
     this.hi = new Uint32Array(this.capacity);
     this.lo = new Uint32Array(this.capacity);
-    this.value = new Uint32Array(this.capacity);
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i] ?? 0;
-      if (v !== 0) this.put(hi[i] ?? 0, lo[i] ?? 0, v);
+    for (let i = 0; i < hi.length; i++) {
+      const a = hi[i] ?? 0;
+      const b = lo[i] ?? 0;
+      if (a === 0 && b === 0) continue;
+      const slot = this.find(a, b);
+      this.hi[slot] = a;
+      this.lo[slot] = b;
     }
   }
+}
+
+/** A power of two holding `n` at a load of at most one half. */
+function slotsFor(n: number): number {
+  return 1 << Math.max(4, Math.ceil(Math.log2(Math.max(1, n) * 2)));
 }
 
 // The hash is returned through these two so hashing a row allocates nothing.
 let H1 = 0;
 let H2 = 0;
 
-/** Two independent 32-bit hashes (FNV-1a and a murmur-style mix) over the UTF-16 code units. */
+/**
+ * Two independent 32-bit hashes (FNV-1a and a murmur-style mix) over the
+ * UTF-16 code units. The pair (0, 0) marks a free slot, so the second hash is
+ * never 0.
+ */
 function hash(text: string): void {
   let a = 0x811c9dc5;
   let b = 0x9747b28c ^ text.length;
@@ -115,5 +124,5 @@ function hash(text: string): void {
   b = Math.imul(b ^ (b >>> 13), 0xc2b2ae35);
   b ^= b >>> 16;
   H1 = a >>> 0;
-  H2 = b >>> 0;
+  H2 = b >>> 0 || 1;
 }

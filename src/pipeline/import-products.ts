@@ -2,7 +2,6 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Automation, FileConfig } from "../definition/index.js";
 import type { SourceRow } from "../formats/index.js";
-import { IdentifierIndex } from "../mapping/dedupe.js";
 import type { ImportMapper } from "../mapping/index.js";
 import { parseSearch, searchFields } from "../search/index.js";
 import type { RunCounts, StateStore } from "../state/index.js";
@@ -17,6 +16,7 @@ import type { LogWriter } from "./logs.js";
 import type { ProductAction, ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
 import { QUIET_DEBUG, readAndMap } from "./read.js";
+import { RepeatFinder } from "./repeats.js";
 import { readProductScope, scopeFields } from "./scope.js";
 import { WorkDb } from "./workdb.js";
 
@@ -75,14 +75,15 @@ const PAGE = 1000;
  * One streaming pass: the scope is read once the first header is checked,
  * then each page of mapped records is planned and written as the feed is
  * read, with no copy of the feed in the work database. The identifiers seen
- * are kept in a compact hash index; a feed that repeats one (the last row
- * wins, in its later position) is read a second time through the work
- * database, which settles every duplicate exactly.
+ * go to a RepeatFinder (a fixed-size hash set, then files); a feed that
+ * repeats one (the last row wins, in its later position) is read a second
+ * time through the work database, which settles every duplicate exactly.
  */
 export async function runProductPass(input: ProductPassInput): Promise<ProductPassResult> {
   const { config, counts } = input;
   await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
+  const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
   try {
     input.onStage?.("read", 0);
     const plan = planConfig(config);
@@ -90,11 +91,8 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     let scopeSize = 0;
     // Set once the first header is checked and the scope read (a closure assigns it, so a holder).
     const current: { planner: ProductPlanner | null } = { planner: null };
-    // A holder, so the index (24 MB a million rows) is let go once the feed is read, before apply and commit.
-    const dedupe: { seen: IdentifierIndex | null } = { seen: new IdentifierIndex(1 << 16) };
     let page: PlannerRow[] = [];
     let repeated = false;
-    let seq = 0;
     const read = await readAndMap({
       automation: input.automation,
       config,
@@ -116,7 +114,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       sink: {
         record: (identifier, line, values, ignored) => {
           if (repeated) return undefined;
-          if (dedupe.seen && dedupe.seen.note(identifier, seq++) >= 0) {
+          if (repeats.note(identifier)) {
             // Planning stops here; the second read plans the feed as a whole.
             repeated = true;
             page = [];
@@ -135,7 +133,8 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
         if (current.planner) input.onStage?.("plan", rows);
       },
     });
-    dedupe.seen = null;
+    // Repeats among the identifiers past the finder's memory are found only now; what was planned meanwhile is dropped.
+    if (!repeated && repeats.finish()) repeated = true;
     counts.rows += read.rows;
     counts.row_errors += read.rowErrors;
     counts.skipped += read.skipped;
@@ -172,6 +171,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     await commitSnapshot(input, work, apply, bulkFiles);
     return { guard: null, apply, bulkFiles };
   } finally {
+    repeats.close();
     work.close();
   }
 }

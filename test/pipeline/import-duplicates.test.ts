@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { csvField } from "../../src/formats/index.js";
 import { csvCell } from "../../src/pipeline/csv-cell.js";
+import { repeatMemory } from "../../src/pipeline/repeats.js";
 import { csv, openHarness, type Harness } from "./harness.js";
 
 /** A feed that repeats identifiers leaves the streaming plan for the work database's last-row-wins one. */
@@ -51,6 +52,36 @@ describe("duplicate identifiers", () => {
     // The snapshot holds the winning rows: the same file again is unchanged throughout.
     const again = await h.run(automation, { diff: true });
     expect(again.counts).toMatchObject({ create: 0, update: 0, unchanged: 8 });
+  });
+
+  it("past the memory of the repeat finder: a late repeat is found at the end, odd identifiers survive the bulk files", async () => {
+    const held = repeatMemory.identifiers;
+    repeatMemory.identifiers = 50;
+    try {
+      // Identifiers a bulk file must quote: the per-row results are matched back to them by position.
+      const odd = ["a,b", 'say "hi"', "two\nlines", "0700", "ünï code"];
+      const ids = [...Array.from({ length: 3000 }, (_, i) => `P${i}`), ...odd];
+      const rows = ids.map((id, i) => [id, `Part ${i}`, String(i)]);
+      const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
+
+      h.writeFeed("feed-1.csv", csv(HEADER, rows));
+      const first = await h.run(automation);
+      expect(first.counts).toMatchObject({ rows: 3005, create: 3005, failed: 0 });
+      for (const id of odd) expect(h.items().get(id)).toMatchObject({ guid: id });
+
+      // Two rows past the finder's memory name the same identifier: the last one wins, as in a small feed.
+      h.writeFeed("feed-2.csv", csv(HEADER, [...rows.slice(0, 2000), ["P2500", "Part 2500 early", "1"], ...rows.slice(2000)]));
+      const second = await h.run(automation, { diff: true });
+      expect(second.counts).toMatchObject({ rows: 3006, create: 0, update: 0, unchanged: 3005, failed: 0 });
+      expect(h.items().get("P2500")).toMatchObject({ title: "Part 2500", stock: "2500" });
+
+      h.writeFeed("feed-3.csv", csv(HEADER, [...rows.slice(0, 2600), ["P2500", "Part 2500 late", "9"], ...rows.slice(2600)]));
+      const third = await h.run(automation, { diff: true });
+      expect(third.counts).toMatchObject({ rows: 3006, update: 1, unchanged: 3004, failed: 0 });
+      expect(h.items().get("P2500")).toMatchObject({ title: "Part 2500 late", stock: "9" });
+    } finally {
+      repeatMemory.identifiers = held;
+    }
   });
 });
 
