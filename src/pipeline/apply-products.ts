@@ -1,6 +1,6 @@
 import { toConveyorError, type ConveyorError } from "../errors.js";
 import type { ServiceClient } from "../service/index.js";
-import type { BulkFile } from "./bulk-batcher.js";
+import { bulkIdentifiers, type BulkFile } from "./bulk-batcher.js";
 import type { LogWriter } from "./logs.js";
 
 /**
@@ -31,11 +31,11 @@ export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult>
   const result: ApplyResult = { succeeded: 0, failed: new Map(), error: null, writes: 0 };
   for (const [index, file] of input.files.entries()) {
     if (result.error) {
-      for (const id of file.identifiers) result.failed.set(id, `not sent: ${result.error.message}`);
+      for (const id of await bulkIdentifiers(file)) result.failed.set(id, `not sent: ${result.error.message}`);
       continue;
     }
     // One file's identifiers as an array while its results are matched, then dropped.
-    const identifiers = file.identifiers.toArray();
+    const identifiers = await bulkIdentifiers(file);
     try {
       const submitted = await input.client.submitBulk(file.path, { name: `${input.runId}-${index + 1}`, skipAll: input.skipAll, signal: input.signal });
       const status = await input.client.waitBulk(submitted.bulk_file, { signal: input.signal });

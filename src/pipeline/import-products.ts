@@ -7,7 +7,7 @@ import { parseSearch, searchFields } from "../search/index.js";
 import type { RunCounts, StateStore } from "../state/index.js";
 import type { ServiceClient } from "../service/index.js";
 import { applyProductFiles, type ApplyResult } from "./apply-products.js";
-import { BulkBatcher, type BulkFile } from "./bulk-batcher.js";
+import { BulkBatcher, bulkIdentifiers, type BulkFile } from "./bulk-batcher.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
 import { faultPoint } from "./faults.js";
@@ -222,8 +222,11 @@ async function commitSnapshot(input: ProductPassInput, work: WorkDb, apply: Appl
     const ok = page.filter((e) => !apply.failed.has(e.identifier));
     if (ok.length) await input.store.snapshotPut(input.snapshotKey, ok);
   }
-  const removed = files.filter((f) => f.action === "end" || f.action === "delete").flatMap((f) => f.identifiers.toArray().filter((id) => !apply.failed.has(id)));
-  if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
+  for (const file of files) {
+    if (file.action !== "end" && file.action !== "delete") continue;
+    const removed = (await bulkIdentifiers(file)).filter((id) => !apply.failed.has(id));
+    if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
+  }
   // A full run leaves a fresh snapshot: what it did not see is forgotten.
   if (!input.diff) await input.store.snapshotPruneBefore(input.snapshotKey, started);
 }

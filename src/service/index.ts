@@ -9,3 +9,4 @@ export type { ExportRequest, ExportStatus } from "./exports.js";
 export type { Order, OrderBulk, OrderQuery, OrderList, MutationResult } from "./orders.js";
 export type { LogSearch, LogRecord, LogPage } from "./logs.js";
 export { isMissingRecord, serviceMessage } from "./response.js";
+export { csvRowPages } from "./csv.js";
