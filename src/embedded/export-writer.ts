@@ -59,9 +59,9 @@ class ChunkedWriter {
 
   constructor(private readonly out: WriteStream) {}
 
-  /** Returns a promise only when a chunk went to the stream: most lines need no await. */
-  line(text: string): Promise<void> | undefined {
-    this.pending += text;
+  /** Returns a promise only when a chunk went to the stream: most pages need no await. */
+  lines(texts: readonly string[]): Promise<void> | undefined {
+    for (const text of texts) this.pending += text;
     return this.pending.length >= CHUNK_CHARS ? this.flush() : undefined;
   }
 
@@ -115,33 +115,11 @@ export class ExportRunner {
     const writer = new ChunkedWriter(out);
     let rows = 0;
     try {
-      await writer.line(csvLine(columns));
-      if (job.type === "items" && job.search.trim() === "" && columns.every(isIdentifierField)) {
-        for await (const page of this.ctx.items.scanIdentifiers(columns.filter(isIdentifierField))) {
-          for (const ids of page) {
-            rows += 1;
-            const flushed = writer.line(csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
-            if (flushed) await flushed;
-          }
-        }
-      } else if (job.type === "items") {
-        for await (const page of this.ctx.items.scan()) {
-          for (const item of page) {
-            if (!matches(item)) continue;
-            rows += 1;
-            const flushed = writer.line(csvLine(columns.map((c) => item[c] ?? "")));
-            if (flushed) await flushed;
-          }
-        }
-      } else {
-        for await (const order of this.ctx.orders.scan()) {
-          if (!matchOrder(order, matches, false)) continue;
-          for (const row of orderRows(order, columns)) {
-            rows += 1;
-            const flushed = writer.line(csvLine(row));
-            if (flushed) await flushed;
-          }
-        }
+      await writer.lines([csvLine(columns)]);
+      for await (const lines of this.csvPages(job, columns, matches)) {
+        rows += lines.length;
+        const flushed = writer.lines(lines);
+        if (flushed) await flushed;
       }
       await writer.flush();
     } finally {
@@ -149,6 +127,23 @@ export class ExportRunner {
       await closed;
     }
     db.prepare("UPDATE exports SET status = 'complete', rows = ? WHERE bulk_file = ?").run(rows, job.bulk_file);
+  }
+
+  /** The export's CSV lines, a page of the store at a time. */
+  private async *csvPages(job: ExportJob, columns: string[], matches: Matcher): AsyncGenerator<string[]> {
+    if (job.type === "items" && job.search.trim() === "" && columns.every(isIdentifierField)) {
+      for await (const page of this.ctx.items.scanIdentifiers(columns.filter(isIdentifierField))) {
+        yield page.map((ids) => csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
+      }
+    } else if (job.type === "items") {
+      for await (const page of this.ctx.items.scan()) {
+        yield page.filter((item) => matches(item)).map((item) => csvLine(columns.map((c) => item[c] ?? "")));
+      }
+    } else {
+      for await (const order of this.ctx.orders.scan()) {
+        if (matchOrder(order, matches, false)) yield orderRows(order, columns).map((row) => csvLine(row));
+      }
+    }
   }
 
   /** Without `fields`: every field any matching item has, guid first (one pass that keeps only the names). */
