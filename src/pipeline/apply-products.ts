@@ -9,9 +9,20 @@ import type { LogWriter } from "./logs.js";
  * the other rows stand. When the service cannot take a file at all, that
  * file and the ones after it are failed and the run stops writing.
  */
+/**
+ * Records whose change did not stand, and why. A Map serves a few; a product
+ * run keeps them in its work database, because a service that refuses a
+ * whole feed fails every one of its million rows.
+ */
+export interface FailedRecords {
+  set(identifier: string, message: string): unknown;
+  has(identifier: string): boolean;
+  readonly size: number;
+}
+
 export interface ApplyResult {
   succeeded: number;
-  failed: Map<string, string>;
+  failed: FailedRecords;
   /** The error that stopped the apply stage early, if any. */
   error: ConveyorError | null;
   writes: number;
@@ -24,11 +35,13 @@ export interface ApplyInput {
   skipAll: boolean;
   logs: LogWriter;
   signal?: AbortSignal;
+  /** Where failures go (default: a Map). */
+  failed?: FailedRecords;
   onFile?: (done: number, total: number) => void;
 }
 
 export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult> {
-  const result: ApplyResult = { succeeded: 0, failed: new Map(), error: null, writes: 0 };
+  const result: ApplyResult = { succeeded: 0, failed: input.failed ?? new Map<string, string>(), error: null, writes: 0 };
   for (const [index, file] of input.files.entries()) {
     if (result.error) {
       for (const id of await bulkIdentifiers(file)) result.failed.set(id, `not sent: ${result.error.message}`);

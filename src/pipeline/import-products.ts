@@ -163,7 +163,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     if (guard || !input.live) return { guard, apply: null, bulkFiles };
 
     input.onStage?.("apply", read.rows);
-    const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: config.skip_all, logs: input.logs, signal: input.signal });
+    const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: config.skip_all, logs: input.logs, signal: input.signal, failed: work.failures() });
     counts.failed += apply.failed.size;
     faultPoint("after-apply");
 
@@ -218,13 +218,15 @@ async function reportDeferred(input: ProductPassInput, work: WorkDb): Promise<vo
 async function commitSnapshot(input: ProductPassInput, work: WorkDb, apply: ApplyResult, files: readonly BulkFile[]): Promise<void> {
   // The store stamps entries with its own clock; prune by the same clock.
   const started = new Date().toISOString();
+  const anyFailed = apply.failed.size > 0;
   for (const page of work.committable()) {
-    const ok = page.filter((e) => !apply.failed.has(e.identifier));
+    const ok = anyFailed ? page.filter((e) => !apply.failed.has(e.identifier)) : page;
     if (ok.length) await input.store.snapshotPut(input.snapshotKey, ok);
   }
   for (const file of files) {
     if (file.action !== "end" && file.action !== "delete") continue;
-    const removed = (await bulkIdentifiers(file)).filter((id) => !apply.failed.has(id));
+    const ids = await bulkIdentifiers(file);
+    const removed = anyFailed ? ids.filter((id) => !apply.failed.has(id)) : ids;
     if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
   }
   // A full run leaves a fresh snapshot: what it did not see is forgotten.

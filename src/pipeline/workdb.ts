@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
+import type { FailedRecords } from "./apply-products.js";
 
 /**
  * A run's scratch database, a SQLite file in its work folder, thrown away
@@ -63,7 +64,8 @@ export class WorkDb {
       CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
       CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
       CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL);
-      CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);`);
+      CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);
+      CREATE TABLE failed (identifier TEXT PRIMARY KEY) WITHOUT ROWID;`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
@@ -210,7 +212,49 @@ export class WorkDb {
     this.db.exec("DELETE FROM commits; DELETE FROM deferred;");
   }
 
+  /** The apply's failed records, on disk (the messages are in the run's logs and errors). */
+  failures(): FailedRecords {
+    return new WorkFailures(this.db);
+  }
+
   close(): void {
     this.db.close();
+  }
+}
+
+class WorkFailures implements FailedRecords {
+  private readonly insert: Database.Statement;
+  private readonly find: Database.Statement;
+  private pending: string[] = [];
+  private count = 0;
+
+  constructor(private readonly db: Database.Database) {
+    this.insert = db.prepare("INSERT OR IGNORE INTO failed (identifier) VALUES (?)");
+    this.find = db.prepare("SELECT 1 FROM failed WHERE identifier = ?").pluck();
+  }
+
+  set(identifier: string): this {
+    this.pending.push(identifier);
+    if (this.pending.length >= 2000) this.flush();
+    return this;
+  }
+
+  has(identifier: string): boolean {
+    this.flush();
+    return this.count > 0 && this.find.get(identifier) !== undefined;
+  }
+
+  get size(): number {
+    this.flush();
+    return this.count;
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const ids = this.pending;
+    this.pending = [];
+    this.db.transaction(() => {
+      for (const id of ids) this.count += this.insert.run(id).changes;
+    })();
   }
 }

@@ -86,6 +86,25 @@ describe("product import run", () => {
     expect(readdirSync(h.feeds)).toEqual(["done"]);
   });
 
+  it("rows the service refuses keep their old snapshot: the next diff run sends them again, and only them", async () => {
+    // The service refuses to create an item without a title; the feed's other rows stand.
+    const rows = catalogue(30).map((r, i) => (i % 10 === 3 ? [r[0] ?? "", "", ...r.slice(2)] : r));
+    h.writeFeed("feed-1.csv", csv(HEADER, rows));
+    const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
+    const first = await h.run(automation);
+    expect(first.outcome).toBe("partial");
+    expect(first.counts).toMatchObject({ rows: 30, create: 30, failed: 3 });
+    expect(h.items().size).toBe(27);
+    expect(await h.worker.env.store.snapshotCount(`${automation.slug}#0`)).toBe(27);
+
+    const fixed = catalogue(30);
+    h.writeFeed("feed-2.csv", csv(HEADER, fixed));
+    const again = await h.run(automation, { diff: true });
+    expect(again.outcome).toBe("success");
+    expect(again.counts).toMatchObject({ create: 3, update: 0, unchanged: 27, failed: 0 });
+    expect(h.items().get("P00013")).toMatchObject({ title: 'Part 13, "quoted"' });
+  });
+
   it("reports malformed rows with their line numbers and applies the good ones", async () => {
     const text = csv(HEADER, catalogue(20)) + "P99999,only three,cells\n" + ",no guid,1,1,Acme\n";
     h.writeFeed("feed-1.csv", text);

@@ -53,4 +53,17 @@ describe("planProduct", () => {
     expect(planRemoval({ identifier: "guid" }, "Z")).toBeNull();
     expect(planRemoval(config, "Z")).toMatchObject({ kind: "remove", action: "end", identifier: "Z" });
   });
+
+  it("keeps the apply's failed records on disk, counted once each, past its write buffer", () => {
+    const db = open();
+    const failed = db.failures();
+    expect(failed.size).toBe(0);
+    expect(failed.has("A")).toBe(false);
+    for (let i = 0; i < 5000; i++) failed.set(`F${i}`, "refused");
+    failed.set("F1", "refused again");
+    expect(failed.size).toBe(5000);
+    expect(failed.has("F4999")).toBe(true);
+    expect(failed.has("F5000")).toBe(false);
+    db.close();
+  });
 });
