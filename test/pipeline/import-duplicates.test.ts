@@ -68,6 +68,9 @@ describe("duplicate identifiers", () => {
       const first = await h.run(automation);
       expect(first.counts).toMatchObject({ rows: 3005, create: 3005, failed: 0 });
       for (const id of odd) expect(h.items().get(id)).toMatchObject({ guid: id });
+      // Each row's log names the identifier read back from its bulk file, matched to the service's result row.
+      const logs = await h.worker.env.store.searchLogs({ account: h.worker.env.account, job_id: first.id, identifier: odd, records: 100 });
+      expect(logs.logs.map((l) => [l.identifier, l.result]).sort()).toEqual(odd.map((id) => [id, "success"]).sort());
 
       // Two rows past the finder's memory name the same identifier: the last one wins, as in a small feed.
       h.writeFeed("feed-2.csv", csv(HEADER, [...rows.slice(0, 2000), ["P2500", "Part 2500 early", "1"], ...rows.slice(2000)]));
