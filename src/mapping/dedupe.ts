@@ -44,7 +44,7 @@ export class IdentifierSet {
     return this.count;
   }
 
-  /** Bytes held by the table, for the run's memory figures. */
+  /** Bytes held by the table: fixed once the set is full. */
   get bytes(): number {
     return this.capacity * 8;
   }

@@ -4,12 +4,6 @@ import { bulkIdentifiers, type BulkFile } from "./bulk-batcher.js";
 import type { LogWriter } from "./logs.js";
 
 /**
- * Step 8 of a product import: send each bulk file, wait for the job, and read
- * its per-row result file back. A row's failure is that record's failure;
- * the other rows stand. When the service cannot take a file at all, that
- * file and the ones after it are failed and the run stops writing.
- */
-/**
  * Records whose change did not stand, and why. A Map serves a few; a product
  * run keeps them in its work database, because a service that refuses a
  * whole feed fails every one of its million rows.
@@ -20,6 +14,12 @@ export interface FailedRecords {
   readonly size: number;
 }
 
+/**
+ * Step 8 of a product import: send each bulk file, wait for the job, and read
+ * its per-row result file back. A row's failure is that record's failure;
+ * the other rows stand. When the service cannot take a file at all, that
+ * file and the ones after it are failed and the run stops writing.
+ */
 export interface ApplyResult {
   succeeded: number;
   failed: FailedRecords;

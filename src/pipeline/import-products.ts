@@ -218,15 +218,13 @@ async function reportDeferred(input: ProductPassInput, work: WorkDb): Promise<vo
 async function commitSnapshot(input: ProductPassInput, work: WorkDb, apply: ApplyResult, files: readonly BulkFile[]): Promise<void> {
   // The store stamps entries with its own clock; prune by the same clock.
   const started = new Date().toISOString();
-  const anyFailed = apply.failed.size > 0;
   for (const page of work.committable()) {
-    const ok = anyFailed ? page.filter((e) => !apply.failed.has(e.identifier)) : page;
+    const ok = page.filter((e) => !apply.failed.has(e.identifier));
     if (ok.length) await input.store.snapshotPut(input.snapshotKey, ok);
   }
   for (const file of files) {
     if (file.action !== "end" && file.action !== "delete") continue;
-    const ids = await bulkIdentifiers(file);
-    const removed = anyFailed ? ids.filter((id) => !apply.failed.has(id)) : ids;
+    const removed = (await bulkIdentifiers(file)).filter((id) => !apply.failed.has(id));
     if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
   }
   // A full run leaves a fresh snapshot: what it did not see is forgotten.

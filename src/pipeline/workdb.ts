@@ -239,6 +239,7 @@ class WorkFailures implements FailedRecords {
     return this;
   }
 
+  /** Without a failure (the usual run) no query: the commit asks once per record. */
   has(identifier: string): boolean {
     this.flush();
     return this.count > 0 && this.find.get(identifier) !== undefined;
