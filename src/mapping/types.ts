@@ -87,7 +87,7 @@ export const NONE_IGNORED: ReadonlySet<string> = new Set<string>();
 
 /** A fresh record with no prototype (a field may be called `constructor` or `__proto__`). */
 export function newRecord(): MappedRecord {
-  return Object.create(null) as MappedRecord;
+  return Object.setPrototypeOf({}, null) as MappedRecord;
 }
 
 /** Empty for the purposes of defaults and identifiers: missing, or only spaces. */
