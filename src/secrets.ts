@@ -60,6 +60,17 @@ export function maskSecrets(text: string): string {
   return re ? text.replace(re, MASK) : text;
 }
 
+/** Whether `text` holds a registered secret: a test that builds no string, for the hot paths that mask only what needs it. */
+export function hasSecret(text: string): boolean {
+  const re = currentPattern();
+  if (!re) return false;
+  // A global pattern's test starts where its last match ended.
+  re.lastIndex = 0;
+  const found = re.test(text);
+  re.lastIndex = 0;
+  return found;
+}
+
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { csvRowPages } from "../service/index.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
+import type { FieldChange } from "./diff.js";
 import type { PlannedOp } from "./plan.js";
 
 /**
@@ -58,6 +59,7 @@ export class BulkBatcher {
   private readonly groups = new Map<string, OpenGroup>();
   private readonly done: BulkFile[] = [];
   private count = 0;
+  private lastKey: { action: string; fields: string[]; key: string } | null = null;
 
   constructor(
     private readonly folder: string,
@@ -71,14 +73,28 @@ export class BulkBatcher {
    */
   add(op: PlannedOp, afterCells?: readonly string[]): Promise<void> | undefined {
     if (!op.action || (op.kind !== "create" && op.kind !== "update" && op.kind !== "remove")) return undefined;
-    let key = op.action;
-    for (const change of op.changes) key += `\u0000${change.field}`;
+    const key = this.groupKey(op.action, op.changes);
     const group = this.groups.get(key);
     if (!group) return this.open(op.action, op.changes.map((c) => c.field)).then((g) => {
       this.groups.set(key, g);
       return this.append(key, g, op, afterCells);
     });
     return this.append(key, group, op, afterCells);
+  }
+
+  /**
+   * The action and the column set, as one key. Most operations in a row
+   * carry the same fields as the one before, so that key is used again
+   * rather than built per row: a million keys of a dozen joined names were
+   * a gigabyte of garbage.
+   */
+  private groupKey(action: string, changes: readonly FieldChange[]): string {
+    const last = this.lastKey;
+    if (last && last.action === action && last.fields.length === changes.length && changes.every((c, i) => c.field === last.fields[i])) return last.key;
+    const fields = changes.map((c) => c.field);
+    const key = [action, ...fields].join("\u0000");
+    this.lastKey = { action, fields, key };
+    return key;
   }
 
   private append(key: string, group: OpenGroup, op: PlannedOp, afterCells: readonly string[] | undefined): Promise<void> | undefined {
