@@ -1,5 +1,5 @@
 import { ConveyorError } from "../errors.js";
-import { NONE_IGNORED, isBlank, type MappedRecord, type RowErrorInfo } from "./types.js";
+import { NONE_IGNORED, isBlank, newRecord, type MappedRecord, type RowErrorInfo } from "./types.js";
 
 /**
  * Orders from mapped rows (runs.md, "Orders"): rows sharing an identifier form
@@ -110,7 +110,7 @@ function validate(record: MappedRecord): { message: string; field: string } | nu
 
 /** Non-blank values of one row, split by part. Blank cells carry nothing in a merged order. */
 function split(record: MappedRecord): { order: MappedRecord; parts: Map<Part, MappedRecord> } {
-  const order = Object.create(null) as MappedRecord;
+  const order = newRecord();
   const parts = new Map<Part, MappedRecord>();
   for (const field in record) {
     const value = record[field];
@@ -123,7 +123,7 @@ function split(record: MappedRecord): { order: MappedRecord; parts: Map<Part, Ma
     }
     const part = prefix as Part;
     let target = parts.get(part);
-    if (target === undefined) parts.set(part, (target = Object.create(null) as MappedRecord));
+    if (target === undefined) parts.set(part, (target = newRecord()));
     target[field.slice(dot + 1)] = value;
   }
   return { order, parts };
@@ -146,7 +146,7 @@ export class OrderGrouper {
     if (problem !== null) return { line, message: problem.message, field: problem.field };
     let order = this.byId.get(identifier);
     if (order === undefined) {
-      order = { identifier, fields: Object.create(null) as MappedRecord, billing: null, shipping: null, items: [], shipments: [], refunds: [], lines: [], ignored: new Set() };
+      order = { identifier, fields: newRecord(), billing: null, shipping: null, items: [], shipments: [], refunds: [], lines: [], ignored: new Set() };
       this.byId.set(identifier, order);
     } else {
       this.merged++;
@@ -156,9 +156,9 @@ export class OrderGrouper {
     const { order: top, parts } = split(record);
     Object.assign(order.fields, top);
     const billing = parts.get("billing");
-    if (billing) order.billing = Object.assign(order.billing ?? (Object.create(null) as MappedRecord), billing);
+    if (billing) order.billing = Object.assign(order.billing ?? newRecord(), billing);
     const shipping = parts.get("shipping");
-    if (shipping) order.shipping = Object.assign(order.shipping ?? (Object.create(null) as MappedRecord), shipping);
+    if (shipping) order.shipping = Object.assign(order.shipping ?? newRecord(), shipping);
     const item = parts.get("items");
     if (item) order.items.push(item);
     const shipment = parts.get("shipments");
@@ -173,7 +173,7 @@ export class OrderGrouper {
     const tracking = rest.shiptracking?.trim().toUpperCase();
     let shipment = tracking === undefined ? undefined : order.shipments.find((s) => s.fields.shiptracking?.trim().toUpperCase() === tracking);
     if (shipment === undefined) {
-      shipment = { fields: Object.assign(Object.create(null) as MappedRecord, rest), shipitems: [] };
+      shipment = { fields: Object.assign(newRecord(), rest), shipitems: [] };
       order.shipments.push(shipment);
     } else {
       this.duplicateShipments++;
