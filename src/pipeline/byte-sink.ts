@@ -4,27 +4,42 @@ import { finished } from "node:stream/promises";
 import { ConveyorError } from "../errors.js";
 
 /**
+ * Buffers the disk is done with, by size, shared by every sink: a new buffer
+ * per flush was a gigabyte of short-lived external memory in a million-row
+ * debug run, and V8 answers external growth with full collections (81
+ * instead of 67 in that run). Shared and capped, so a diff run holding a
+ * bulk file open for each of hundreds of column sets keeps no more than this.
+ */
+const SPARE_BUFFERS = 4;
+const spares = new Map<number, Buffer[]>();
+
+function takeBuffer(size: number): Buffer {
+  return spares.get(size)?.pop() ?? Buffer.allocUnsafe(size);
+}
+
+function giveBack(buffer: Buffer): void {
+  let free = spares.get(buffer.length);
+  if (!free) spares.set(buffer.length, (free = []));
+  if (free.length < SPARE_BUFFERS) free.push(buffer);
+}
+
+/**
  * A text file written through a byte buffer: each piece of text is encoded
  * into the buffer as it comes, so it dies young, and a full buffer goes to
  * disk whole. A million-row plan accumulated as strings instead keeps
  * megabytes of string pieces alive across collections, which V8 answers by
  * growing the heap to several hundred megabytes.
  */
-/** Enough for the chunks a stream holds at its high-water mark (four buffers) and one being filled. */
-const SPARE_BUFFERS = 5;
-
 export class ByteSink {
   private buffer: Buffer;
   private used = 0;
-  /** Buffers the disk is done with, used again. */
-  private readonly spare: Buffer[] = [];
   private failure: Error | null = null;
 
   private constructor(
     private readonly stream: WriteStream,
     private readonly size: number,
   ) {
-    this.buffer = Buffer.allocUnsafe(size);
+    this.buffer = takeBuffer(size);
     stream.on("error", (err) => {
       this.failure ??= err;
     });
@@ -60,18 +75,9 @@ export class ByteSink {
     const full = this.buffer;
     const chunk = full.subarray(0, this.used);
     // The stream holds on to the chunk until it is written: the next text goes to another buffer.
-    this.buffer = this.spare.pop() ?? Buffer.allocUnsafe(this.size);
+    this.buffer = takeBuffer(this.size);
     this.used = 0;
-    await this.put(chunk, () => this.recycle(full));
-  }
-
-  /**
-   * A new buffer for every flush was a gigabyte of short-lived external
-   * memory in a million-row debug run, and V8 answers external memory growth
-   * with full collections (81 in that run, 23 without plan.csv).
-   */
-  private recycle(buffer: Buffer): void {
-    if (this.spare.length < SPARE_BUFFERS) this.spare.push(buffer);
+    await this.put(chunk, () => giveBack(full));
   }
 
   private async put(chunk: Buffer, written?: () => void): Promise<void> {

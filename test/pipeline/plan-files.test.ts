@@ -17,23 +17,25 @@ function create(identifier: string, values: Record<string, string>): PlannedOp {
 }
 
 describe("ByteSink", () => {
-  it("writes every piece in order across many flushes of reused buffers", async () => {
-    const file = path.join(folder(), "out.txt");
-    // A 64-byte buffer flushes every few pieces, so buffers go to the disk and come back many times.
-    const sink = await ByteSink.open(file, 64);
-    const expected: string[] = [];
+  it("writes every piece in order across many flushes of buffers shared between sinks", async () => {
+    const dir = folder();
+    // 64-byte buffers flush every few pieces, so buffers go to the disk and come back, to either sink, many times.
+    const sinks = [await ByteSink.open(path.join(dir, "a.txt"), 64), await ByteSink.open(path.join(dir, "b.txt"), 64)];
+    const expected: string[][] = [[], []];
     for (let i = 0; i < 5000; i++) {
-      const piece = `${i}:${"ü€".repeat(i % 7)}|`;
-      expected.push(piece);
-      const waiting = sink.write(piece);
+      const which = i % 3 === 0 ? 1 : 0;
+      const piece = `${which}/${i}:${"ü€".repeat(i % 7)}|`;
+      expected[which]?.push(piece);
+      const waiting = sinks[which]?.write(piece);
       if (waiting) await waiting;
     }
     // Longer than the buffer: written on its own.
     const long = "x".repeat(500);
-    expected.push(long);
-    await sink.write(long);
-    await sink.close();
-    expect(readFileSync(file, "utf8")).toBe(expected.join(""));
+    expected[0]?.push(long);
+    await sinks[0]?.write(long);
+    for (const sink of sinks) await sink.close();
+    expect(readFileSync(path.join(dir, "a.txt"), "utf8")).toBe(expected[0]?.join(""));
+    expect(readFileSync(path.join(dir, "b.txt"), "utf8")).toBe(expected[1]?.join(""));
   });
 });
 
