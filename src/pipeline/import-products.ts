@@ -69,7 +69,14 @@ function serviceActionFields(config: FileConfig): string[] {
   return config.service_actions.flatMap((rule) => (rule.search ? searchFields(parseSearch(rule.search)) : []));
 }
 
-const PAGE = 1000;
+/**
+ * Records planned together, for one scope and one snapshot lookup. A page
+ * lives until it is planned, and at a thousand records it outlived two young
+ * collections and was copied into the old generation: 250 made the
+ * first-load debug run of a million rows 1.2 s faster (14.2 -> 13.0 s) and
+ * the nightly diff run 1.4 s, with lookups no slower.
+ */
+const PAGE = 250;
 
 /**
  * One streaming pass: the scope is read once the first header is checked,
