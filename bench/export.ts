@@ -22,7 +22,7 @@ import { openWriter } from "../src/formats/index.js";
 import { silentLogger } from "../src/log.js";
 import { runAutomation } from "../src/pipeline/run.js";
 import { openWorker } from "../src/worker.js";
-import { limitHeapGrowth } from "../src/memory.js";
+import { tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
@@ -59,7 +59,7 @@ async function seed(dataDir: string): Promise<void> {
 }
 
 async function exportRun(dir: string): Promise<void> {
-  limitHeapGrowth();
+  tuneHeap();
   const timer = sample();
   const settings = loadSettings({ cwd: dir, env: { CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000", CONVEYOR_LOG_LEVEL: "silent" } });
   const worker = await openWorker(settings, silentLogger);

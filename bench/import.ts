@@ -30,7 +30,7 @@ import { fileURLToPath } from "node:url";
 import Papa from "papaparse";
 import { loadSettings } from "../src/config.js";
 import { parseAutomation } from "../src/definition/index.js";
-import { limitHeapGrowth } from "../src/memory.js";
+import { tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
 import { openReader } from "../src/formats/index.js";
@@ -186,7 +186,7 @@ async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResul
 
 async function child(phase: string, dataDir: string, file: string): Promise<void> {
   // As the CLI does at start-up; the bare parse is measured without it, as papaparse alone would run.
-  if (phase !== "bare" && phase !== "floor") limitHeapGrowth();
+  if (phase !== "bare" && phase !== "floor") tuneHeap();
   let peak = process.memoryUsage().rss;
   let heap = 0;
   const timer = setInterval(() => {

@@ -2,9 +2,9 @@
 import { Command } from "commander";
 import { addSettingsFlags, usageExit } from "./commands/context.js";
 import { commands } from "./commands/index.js";
-import { limitHeapGrowth } from "./memory.js";
+import { tuneHeap } from "./memory.js";
 
-limitHeapGrowth();
+tuneHeap();
 
 const program = new Command("conveyor")
   .description(

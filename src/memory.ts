@@ -19,8 +19,23 @@ import v8 from "node:v8";
  */
 const HEAP_GROWING_PERCENT = 50;
 
-export function limitHeapGrowth(): void {
+/**
+ * V8 allocates straight into the old generation the objects of an
+ * allocation site whose objects it saw survive young collections. A run's
+ * records do survive one (a page of them lives until it is planned), so
+ * V8 soon put every record there, and the old generation filled with
+ * records dead a moment later: a million-row nightly diff run did sixty
+ * full collections and spent a fifth of its time collecting. Without it:
+ * nine full collections, CPU time 23.6 s -> 18.2 s (first-load debug run
+ * 15.3 -> 12.9 s), peak RSS of the live load unchanged at 260 MB. Like the
+ * growth cap, read at each decision, so setting it at start-up takes effect.
+ */
+const PRETENURING = "--no-allocation-site-pretenuring";
+
+/** The CLI calls this once at start-up, before any run. */
+export function tuneHeap(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  v8.setFlagsFromString(PRETENURING);
 }
 
 /**
