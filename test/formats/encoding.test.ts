@@ -51,6 +51,19 @@ describe("charsets", () => {
     expect((await readRecords(noBom, { encoding: "utf-16le" }, ["name"])).records).toEqual([{ name: "Größe – “Café” €5" }]);
   });
 
+  it("keeps characters whole where the text is cut into pieces (every 32 KB of bytes)", async () => {
+    // Rows of odd byte lengths with two-, three- and four-byte characters: over 300 KB, every piece boundary falls somewhere else in a row.
+    const rows = Array.from({ length: 4000 }, (_, i) => `${i},Größe – “Café” €${i} 😀${"é".repeat(i % 5)}`);
+    const text = `sku,name\n${rows.join("\n")}\n`;
+    const expected = rows.map((r) => ({ name: r.slice(r.indexOf(",") + 1) }));
+    const utf8 = await dir.write("long-utf8.csv", Buffer.from(text));
+    expect((await readRecords(utf8, {}, ["name"])).records).toEqual(expected);
+    const le = await dir.write("long-16le.csv", Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(text, "utf-16le")]));
+    expect((await readRecords(le, {}, ["name"])).records).toEqual(expected);
+    const gz = await dir.write("long-utf8.csv.gz", gzipSync(Buffer.from(text)));
+    expect((await readRecords(gz, {}, ["name"])).records).toEqual(expected);
+  });
+
   it("rejects an unknown encoding naming the field", async () => {
     const path = await dir.write("x.csv", "a\n1\n");
     await expect(openReader(path, { encoding: "klingon-8" })).rejects.toMatchObject({ code: "definition_invalid", details: { field: "encoding" } });
