@@ -1,8 +1,9 @@
 import v8 from "node:v8";
 
 /**
- * Memory limits of the worker process, in one place: a run must stay under
- * 300 MB whatever the size of its file.
+ * Memory settings of the worker process, in one place: a run must stay under
+ * 300 MB whatever the size of its file, and must not spend its time in
+ * garbage collection to get there.
  */
 
 /**
