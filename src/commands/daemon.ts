@@ -13,7 +13,10 @@ export function register(program: Command): void {
     .command("daemon")
     .description("serve the automations API, schedule and run the automations (the embedded service and the samples by default)")
     .option("--grace <seconds>", "on SIGTERM, how long running runs may finish before they are canceled", String(DEFAULT_GRACE_MS / 1000))
-    .addHelpText("after", "\nA first SIGTERM or SIGINT stops scheduling and lets running runs finish for --grace seconds; a second one cancels them at once.")
+    .addHelpText(
+      "after",
+      "\nA first SIGTERM or SIGINT stops scheduling and lets running runs finish for --grace seconds; a second one cancels them at once.\nSIGHUP reads the published catalogue (<CONVEYOR_AUTOMATIONS>/published/*.json) again without a restart.",
+    )
     .action(async (flags: { grace: string }, command: Command) => {
       await runCommand(false, async () => {
         const settings = settingsFrom(command);
@@ -29,9 +32,17 @@ export function register(program: Command): void {
         if (daemon.embedded) lines.push(`Embedded service on ${daemon.embedded.url}`);
         // The token is printed on purpose, once, to the person who started the daemon (stderr, not the log stream).
         process.stderr.write(`${lines.join("\n")}\n`);
+        const reload = (): void => {
+          void daemon.reloadCatalogue().then(
+            (published) => logger.info({ event: "catalogue_reloaded", published }, "published catalogue read again"),
+            (err: unknown) => logger.error({ err }, "reading the published catalogue failed; the previous one stays"),
+          );
+        };
+        process.on("SIGHUP", reload);
         return new Promise<number>((resolve) => {
           installSignalHandlers({
             onFirst: (signal) => {
+              process.off("SIGHUP", reload);
               logger.info({ event: "shutdown", signal, grace_ms: graceMs }, "stopping: no new runs; running runs may finish");
               void daemon.shutdown(graceMs).then(
                 (result) => {

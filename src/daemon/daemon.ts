@@ -51,6 +51,8 @@ export interface Daemon {
   shutdown(graceMs: number): Promise<DrainResult>;
   /** The second signal: cancel running runs now. */
   cancelAll(): void;
+  /** Reads the published catalogue again (SIGHUP); the number of published automations it now holds. */
+  reloadCatalogue(): Promise<number>;
 }
 
 /**
@@ -87,8 +89,8 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const resync = (): void => {
       void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
     };
-    const catalogue = await Catalogue.load(settings.automations ? path.join(settings.automations, "published") : undefined, logger);
-    const definitions = new DefinitionService(db.definitions, catalogue, secretKey, resync);
+    const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
+    const definitions = new DefinitionService(db.definitions, await Catalogue.load(catalogueFolder, logger), secretKey, resync);
     if (settings.automations && defaultAccount) await setup.loadAutomations(definitions, defaultAccount.apiUser);
 
     const limits = await openLimiter(settings, logger);
@@ -147,6 +149,12 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       accounts,
       api,
       cancelAll: () => queue.cancelAll("shutdown"),
+      async reloadCatalogue() {
+        // A file that no longer validates is logged and left out by load(); installed automations of it then refuse to run, naming it.
+        const catalogue = await Catalogue.load(catalogueFolder, logger);
+        definitions.setCatalogue(catalogue);
+        return catalogue.list().length;
+      },
       shutdown(graceMs: number) {
         shuttingDown ??= (async () => {
           await activeScheduler.stop();
