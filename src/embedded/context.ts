@@ -9,6 +9,8 @@ import type { Presigner } from "./presign.js";
 import type { BulkQueue } from "./bulk-worker.js";
 import type { ExportRunner } from "./export-writer.js";
 import { text } from "./envelopes.js";
+import type { WebhookDispatcher } from "./webhook-dispatch.js";
+import type { WebhookStore } from "./webhook-store.js";
 
 /** What every route module of the embedded service shares. */
 export interface ServiceContext {
@@ -20,6 +22,8 @@ export interface ServiceContext {
   presign: Presigner;
   bulk: BulkQueue;
   exports: ExportRunner;
+  webhookStore: WebhookStore;
+  webhooks: WebhookDispatcher;
   logger: Logger;
   now(): number;
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
+import { WEBHOOK_SCHEMA } from "./webhook-store.js";
 
 export type Db = Database.Database;
 
@@ -73,6 +74,7 @@ export function openDb(paths: ServicePaths): Db {
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 5000");
   db.exec(SCHEMA);
+  db.exec(WEBHOOK_SCHEMA);
   // A job that was running when the process stopped is finished by nobody: say so.
   db.prepare("UPDATE bulk_jobs SET status='failed', error='the service stopped while the job ran; upload it again' WHERE status IN ('queued','running')").run();
   db.prepare("UPDATE exports SET status='failed', error='the service stopped while the export ran; start it again' WHERE status IN ('queued','running')").run();

@@ -13,6 +13,8 @@ import { ExportRunner } from "./export-writer.js";
 import { buildServer } from "./server.js";
 import { DEFAULT_LIMITS } from "./throttle.js";
 import type { ServiceContext } from "./context.js";
+import { WebhookDispatcher } from "./webhook-dispatch.js";
+import { WebhookStore } from "./webhook-store.js";
 
 export { loadItemsCsv } from "./load.js";
 
@@ -36,6 +38,8 @@ export interface EmbeddedServiceOptions {
   presignTtlSeconds?: number;
   /** The service's clock, for tests of expiry and throttling windows. */
   now?: () => number;
+  /** Waits between webhook attempts (default webhook-dispatch.ts RETRY_DELAYS_MS); tests shorten them. */
+  webhookRetryDelaysMs?: readonly number[];
 }
 
 export interface EmbeddedService {
@@ -77,7 +81,10 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   const logs = new LogStore(db, now);
   const orders = new OrderStore(db);
   const presign = new Presigner(metaValue(db, "presign_key"), paths.files, () => baseUrl, now, options.presignTtlSeconds ?? PRESIGN_TTL_SECONDS);
-  const context = { db, paths, items, logs, orders, presign, logger, now } as Omit<ServiceContext, "bulk" | "exports"> as ServiceContext;
+  const webhookStore = new WebhookStore(db);
+  const webhooks = new WebhookDispatcher(webhookStore, { account: apiUser, now, logger, ...(options.webhookRetryDelaysMs ? { retryDelaysMs: options.webhookRetryDelaysMs } : {}) });
+  orders.listen((before, after) => webhooks.orderChanged(before, after));
+  const context = { db, paths, items, logs, orders, presign, logger, now, webhookStore, webhooks } as Omit<ServiceContext, "bulk" | "exports"> as ServiceContext;
   context.bulk = new BulkQueue(context, { batchRows: options.bulkBatchRows ?? 200, delayMs: options.bulkBatchDelayMs ?? 0 });
   context.exports = new ExportRunner(context);
 
@@ -97,6 +104,8 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   const port = typeof address === "object" && address ? address.port : options.port ?? 0;
   baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   logger.info({ url: baseUrl, apiUser }, "embedded service listening");
+  // Deliveries a stopped service still owed.
+  webhooks.pump();
 
   return {
     url: baseUrl,
@@ -106,6 +115,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     async close() {
       await context.bulk.stop();
       await context.exports.stop();
+      await webhooks.stop();
       await app.close();
       db.close();
     },

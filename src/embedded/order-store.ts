@@ -38,9 +38,22 @@ export const ORDER_SORT_KEYS = [
   "total", "status", "paymentstatus", "shippingstatus", "email",
 ] as const;
 
-/** Orders in SQLite: the record as JSON, `oid` autoincrement, `order` indexed. */
+/** Told of every stored change of an order, inside the change's transaction (webhook events). */
+export type OrderListener = (before: StoredOrder | undefined, after: StoredOrder) => void;
+
+/**
+ * Orders in SQLite: the record as JSON, `oid` autoincrement, `order` indexed.
+ * Every change goes through `insert` or `save`, so the listener sees every
+ * operation (create, update, archive, combine, split) without each naming it.
+ */
 export class OrderStore {
+  private listener: OrderListener | null = null;
+
   constructor(private readonly db: Db) {}
+
+  listen(listener: OrderListener): void {
+    this.listener = listener;
+  }
 
   get(oid: number): StoredOrder | undefined {
     const row = this.db.prepare("SELECT oid, data FROM orders WHERE oid = ?").get(oid) as Row | undefined;
@@ -66,14 +79,18 @@ export class OrderStore {
     const info = this.db
       .prepare("INSERT INTO orders (ord, channel, archived, data) VALUES (?, ?, ?, ?)")
       .run(data.fields.order ?? "", data.fields.channel ?? "", data.fields.archived === "1" ? 1 : 0, JSON.stringify(data));
-    return Number(info.lastInsertRowid);
+    const oid = Number(info.lastInsertRowid);
+    this.listener?.(undefined, { ...data, oid });
+    return oid;
   }
 
   save(order: StoredOrder): void {
     const { oid, ...data } = order;
+    const before = this.listener ? this.get(oid) : undefined;
     this.db
       .prepare("UPDATE orders SET ord = ?, channel = ?, archived = ?, data = ? WHERE oid = ?")
       .run(data.fields.order ?? "", data.fields.channel ?? "", data.fields.archived === "1" ? 1 : 0, JSON.stringify(data), oid);
+    this.listener?.(before, order);
   }
 
   /** A new id for an order line, shipment or refund, unique in the account. */

@@ -11,6 +11,7 @@ import { registerBulk } from "./bulk.js";
 import { registerExports } from "./exports.js";
 import { registerOrders } from "./orders.js";
 import { registerLogs } from "./logs.js";
+import { registerWebhooks } from "./webhooks.js";
 
 /** Largest bulk upload accepted (the seed does not say; 1 GB keeps a runaway client from filling the disk). */
 const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
@@ -61,5 +62,6 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
   registerExports(app, ctx);
   registerOrders(app, ctx);
   registerLogs(app, ctx);
+  registerWebhooks(app, ctx);
   return app;
 }
