@@ -63,10 +63,12 @@ export function orderEnvelope(type: string, account: string, order: Pick<StoredO
 /**
  * The events one change of an order fires: every change is an update;
  * a new `status` is also a status change, and a shipping status that
- * becomes COMPLETE a fulfilment.
+ * becomes COMPLETE a fulfilment. A save that changed nothing (the same
+ * tracking file sent twice) fires nothing.
  */
 export function orderEvents(before: StoredOrder | undefined, after: StoredOrder): string[] {
   if (!before) return ["order.created"];
+  if (JSON.stringify(before) === JSON.stringify(after)) return [];
   const events = ["order.updated"];
   if ((before.fields.status ?? "") !== (after.fields.status ?? "")) events.push("order.status_changed");
   if (after.fields.shippingstatus === "COMPLETE" && before.fields.shippingstatus !== "COMPLETE") events.push("order.fulfilled");

@@ -119,6 +119,15 @@ describe("embedded service: webhooks (seed parts 2.5, 4.5, 6)", () => {
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(3);
   });
 
+  it("order.updated fires for a change, not for an update that changes nothing", async () => {
+    await endpoint(h, url, ["order.updated"]);
+    const { oid } = (await h.json("POST", "/v3/orders", { ...ORDER, ordernumber: "W0" })).body as { oid: number };
+    for (let i = 0; i < 2; i++) expect((await h.json("PATCH", `/v3/orders/${oid}`, { status: "PENDING", shippingcarrier: "DHL" })).status).toBe(200);
+    await waitFor(async () => (receiver.received.length ? true : undefined), "order.updated");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.events().map((e) => e.type)).toEqual(["sds.order.updated"]);
+  });
+
   it("refuses a bad endpoint naming every problem: plain http elsewhere than localhost, announced and unknown types", async () => {
     const res = await h.json("POST", "/v3/webhooks/endpoints", { url: "http://example.com/hook", event_types: ["product.created", "order.nope"], enabled: "yes" });
     expect(res.status).toBe(400);
