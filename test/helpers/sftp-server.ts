@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import ssh2 from "ssh2";
 import type { AuthContext, Connection, SFTPWrapper, Attributes, FileEntry } from "ssh2";
+import { readableKeyPair } from "./ssh-keys.js";
 
 const { Server, utils } = ssh2;
 const { STATUS_CODE } = utils.sftp;
@@ -25,7 +26,7 @@ type Handle = { kind: "file"; fd: number } | { kind: "dir"; dir: string; sent: b
 
 export class TestSftpServer {
   private server: InstanceType<typeof Server> | undefined;
-  private readonly hostKey = utils.generateKeyPairSync("ed25519");
+  private readonly hostKey = readableKeyPair();
   private readonly clients = new Set<Connection>();
   port = 0;
   /** password and signed public-key attempts, not the protocol's probing `none`. */
