@@ -112,6 +112,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const metrics = new Metrics({
       queueDepth: () => queue.depth(),
       nextRuns: () => activeScheduler.scheduled().map((automation) => ({ automation, next: activeScheduler.nextFire(automation) })),
+      ...(cluster ? { clusterDepth: () => cluster.depth() } : {}),
     });
     const notifications = new Notifier({ settings, store, db, logger, metrics });
     finishedRuns.push(async (run) => metrics.observeRun(run));

@@ -7,6 +7,8 @@ export interface MetricsSources {
   queueDepth: () => { waiting: number; running: number };
   /** Scheduled automations and their next fire time. */
   nextRuns: () => Array<{ automation: string; next: Date | null }>;
+  /** With PostgreSQL: the shared queue of every daemon; the local depth counts only this daemon's runs. */
+  clusterDepth?: () => Promise<{ waiting: number; running: number }>;
   now?: () => number;
 }
 
@@ -72,7 +74,7 @@ export class Metrics {
     this.notifications.add({ kind, result: ok ? "sent" : "failed" });
   }
 
-  render(): string {
+  async render(): Promise<string> {
     const now = this.sources.now?.() ?? Date.now();
     const out: string[] = [];
     const block = (name: string, type: string, help: string, lines: string[]): void => {
@@ -93,6 +95,11 @@ export class Metrics {
       at ? [`conveyor_next_run_seconds${labels({ automation })} ${Math.max(0, Math.round((at.getTime() - now) / 1000))}`] : [],
     );
     block("conveyor_next_run_seconds", "gauge", "Seconds until each scheduled automation's next run.", next);
+    if (this.sources.clusterDepth) {
+      // A database that does not answer leaves the gauge out of this scrape rather than failing all metrics.
+      const shared = await this.sources.clusterDepth().catch(() => null);
+      if (shared) block("conveyor_cluster_queue_depth", "gauge", "Runs waiting in and taken from the cluster's shared queue, by every daemon.", [`conveyor_cluster_queue_depth{state="waiting"} ${shared.waiting}`, `conveyor_cluster_queue_depth{state="running"} ${shared.running}`]);
+    }
     return `${out.join("\n")}\n`;
   }
 }

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { silentLogger } from "../../src/log.js";
 import { startCluster, type Cluster } from "../../src/daemon/cluster/index.js";
+import { Metrics } from "../../src/daemon/metrics.js";
 import { RunQueue } from "../../src/daemon/queue.js";
 import type { QueuedRun, RunExecutor, RunRequest } from "../../src/daemon/types.js";
 import type { RunRecord } from "../../src/state/index.js";
@@ -141,6 +142,29 @@ describe("cluster queue on PostgreSQL", () => {
     expect(r2?.run.id).toBe(second.id);
     expect((r2?.start ?? 0) >= (r1?.end ?? Infinity)).toBe(true);
     expect(await b.cluster.intake.waiting(second.id)).toBeNull();
+  });
+
+  it("the shared queue's depth, the same from every daemon, in /metrics as conveyor_cluster_queue_depth", async () => {
+    const a = await startNode("a", 2_000);
+    for (const name of ["d1", "d2", "d3", "d4", "d5"]) await a.cluster.intake.enqueue(request(name));
+    await until(() => a.queue.depth().running === 2);
+    await until(async () => (await a.cluster.depth()).waiting === 3);
+    expect(await a.cluster.depth()).toEqual({ waiting: 3, running: 2 });
+    // A second daemon sees the same queue; it has a free slot, so it soon takes from it.
+    const b = await startNode("b", 2_000);
+    const seen = await b.cluster.depth();
+    expect(seen.waiting + seen.running).toBe(5);
+    const metrics = new Metrics({ queueDepth: () => b.queue.depth(), nextRuns: () => [], clusterDepth: () => b.cluster.depth() });
+    await until(() => b.queue.depth().running > 0);
+    const text = await metrics.render();
+    const shared = (state: string): number => Number(new RegExp(`conveyor_cluster_queue_depth\\{state="${state}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+    expect(shared("waiting") + shared("running")).toBeLessThanOrEqual(5);
+    expect(shared("running")).toBeGreaterThanOrEqual(b.queue.depth().running);
+    expect(text).toContain("# TYPE conveyor_cluster_queue_depth gauge");
+    const down = new Metrics({ queueDepth: () => b.queue.depth(), nextRuns: () => [], clusterDepth: () => Promise.reject(new Error("database down")) });
+    expect(await down.render()).not.toContain("conveyor_cluster_queue_depth");
+    await until(() => log.length === 5, 15_000);
+    expect(await a.cluster.depth()).toEqual({ waiting: 0, running: 0 });
   });
 
   it("a lock whose lease ran out is swept, and the automation runs again", async () => {

@@ -14,5 +14,5 @@ export function registerHealth(app: FastifyInstance, ctx: ApiContext): void {
     return reply.code(503).send({ result: "error", message: ctx.queue.isDraining ? "shutting down" : "starting" });
   });
 
-  app.get("/metrics", async (_request, reply) => reply.header("Content-Type", "text/plain; version=0.0.4; charset=utf-8").send(ctx.metrics.render()));
+  app.get("/metrics", async (_request, reply) => reply.header("Content-Type", "text/plain; version=0.0.4; charset=utf-8").send(await ctx.metrics.render()));
 }

@@ -39,6 +39,8 @@ export interface Cluster {
   /** This daemon's name in the cluster tables: host, process and a random part. */
   daemon: string;
   intake: ClusterIntake;
+  /** Runs waiting in the shared queue, and taken by a daemon, across the cluster. */
+  depth(): Promise<{ waiting: number; running: number }>;
   /** Shutdown, first step: take no more runs from the queue. */
   stopFetching(): Promise<void>;
   /** Shutdown, last step: release this daemon's locks, stop pg-boss, close the pool. */
@@ -123,6 +125,11 @@ async function assemble(options: ClusterOptions, parts: { daemon: string; pool: 
     daemon,
     intake,
     stopFetching: () => dispatcher.stopFetching(),
+    async depth() {
+      const waiting = await boss.getQueueSize(RUN_QUEUE);
+      const taken = await boss.getQueueSize(RUN_QUEUE, { before: "completed" });
+      return { waiting, running: Math.max(0, taken - waiting) };
+    },
     close: () => {
       closed ??= (async () => {
         await dispatcher.stopFetching().catch(() => undefined);
