@@ -59,6 +59,20 @@ export class HttpError extends Error {
   }
 }
 
+/** A 400 in the v3 validation envelope, one entry per problem. */
+export function badRequest(...messages: string[]): HttpError {
+  return new HttpError(400, messages.join("; "), messages);
+}
+
+/** A whole number parameter within bounds; absent or empty gives `fallback`. */
+export function wholeNumber(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw badRequest(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
 /** One string from a query or body value (repeated query keys give arrays). */
 export function text(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;

@@ -1,23 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServiceContext } from "./context.js";
-import { fields, HttpError, text } from "./envelopes.js";
+import { badRequest as bad, fields, text, wholeNumber as integer } from "./envelopes.js";
 import { LOG_FILTER_COLUMNS, LOG_REFINE_COLUMNS, LogStore } from "./log-store.js";
 
 /** `found` never exceeds this (v3 part 4.4); `found_more_logs` says whether more exist. */
 export const FOUND_CAP = 1001;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
-
-function bad(message: string): HttpError {
-  return new HttpError(400, message, [{ message, code: 1 }]);
-}
-
-function integer(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
-  if (value === undefined || value === "") return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw bad(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`);
-  }
-  return Number(value);
-}
 
 /** The seed does not say whether the parameters travel in the query or the body: both are read, the body wins. */
 function params(request: FastifyRequest): Record<string, string> {

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ServiceContext } from "./context.js";
-import { fields, HttpError, text, v3Error } from "./envelopes.js";
+import { badRequest as bad, fields, text, v3Error, wholeNumber } from "./envelopes.js";
 import { newSecret, type TestResult } from "./webhook-dispatch.js";
-import { EVENT_TYPES, newId, SUBSCRIBABLE } from "./webhook-events.js";
+import { EVENT_PREFIX, EVENT_TYPES, newId, SUBSCRIBABLE } from "./webhook-events.js";
 import type { Delivery, Endpoint } from "./webhook-store.js";
 
 /**
@@ -15,8 +15,9 @@ const TEST_WAIT_MS = 5_000;
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const PERIODS: Record<string, number> = { "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 };
 
-function bad(...messages: string[]): HttpError {
-  return new HttpError(400, messages.join("; "), messages);
+/** Event types are accepted with or without the service prefix of the envelope's `type`. */
+function unprefixed(type: string): string {
+  return type.startsWith(`${EVENT_PREFIX}.`) ? type.slice(EVENT_PREFIX.length + 1) : type;
 }
 
 /** HTTPS, as the seed says; plain HTTP only to this machine, for receivers under test. */
@@ -41,7 +42,7 @@ function checkTypes(value: unknown, problems: string[]): string[] | undefined {
     problems.push(`event_types must be a non-empty array of event types: ${allowed}`);
     return undefined;
   }
-  const types = [...new Set(value.map((v) => v.replace(/^sds\./, "")))];
+  const types = [...new Set(value.map(unprefixed))];
   for (const t of types) {
     const known = EVENT_TYPES.find((e) => e.type === t);
     if (!known) problems.push(`event_types: ${JSON.stringify(t)} is not an event type; subscribable: ${allowed}`);
@@ -70,13 +71,6 @@ function view(ctx: ServiceContext, e: Endpoint, withSecret = false): Record<stri
 
 function deliveryView(d: Delivery): Record<string, unknown> {
   return { id: `${d.msgId}_${d.endpointId}`, msg_id: d.msgId, event_type: d.eventType, status: d.status, created: d.created, next_attempt: d.nextAt === null ? null : new Date(d.nextAt).toISOString(), attempts: d.attempts };
-}
-
-function integer(value: unknown, name: string, min: number, max: number, fallback: number): number {
-  const t = text(value);
-  if (t === undefined || t === "") return fallback;
-  if (!/^\d+$/.test(t) || Number(t) < min || Number(t) > max) throw bad(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(t)}`);
-  return Number(t);
 }
 
 function time(value: unknown, name: string): string | undefined {
@@ -162,8 +156,8 @@ export function registerWebhooks(app: FastifyInstance, ctx: ServiceContext): voi
     const q = fields(request.query);
     const status = text(q.status);
     if (status && !["pending", "success", "failed"].includes(status)) throw bad(`status must be pending, success or failed, not ${JSON.stringify(status)}`);
-    const eventType = text(q.event_type)?.replace(/^sds\./, "");
-    const filter = { status, eventType, before: time(q.before, "before"), after: time(q.after, "after"), limit: integer(q.limit, "limit", 1, 250, 50), offset: integer(q.offset, "offset", 0, 1_000_000_000, 0) };
+    const eventType = text(q.event_type);
+    const filter = { status, eventType: eventType && unprefixed(eventType), before: time(q.before, "before"), after: time(q.after, "after"), limit: wholeNumber(text(q.limit), "limit", 1, 250, 50), offset: wholeNumber(text(q.offset), "offset", 0, 1_000_000_000, 0) };
     const { total, deliveries } = store.deliveries(request.params.id, filter);
     return { total, count: deliveries.length, offset: filter.offset, deliveries: deliveries.map(deliveryView) };
   });
@@ -176,7 +170,7 @@ export function registerWebhooks(app: FastifyInstance, ctx: ServiceContext): voi
     const [type = "order.created"] = body.event_type === undefined ? [] : (checkTypes([body.event_type], problems) ?? []);
     const oid = body.oid === undefined ? undefined : Number(text(body.oid));
     const order = oid === undefined ? { oid: 0, fields: { channel: "test", status: "TEST" } } : ctx.orders.get(oid);
-    if (!order) problems.push(`oid: no order ${JSON.stringify(body.oid)}`);
+    if (!order) problems.push(`oid: no order ${JSON.stringify(body.oid)}; give the oid of an existing order, or leave it out for a test order`);
     if (problems.length || !order) throw bad(...problems);
     const result: TestResult = await ctx.webhooks.test(e, type, order, TEST_WAIT_MS);
     if (result.queued) return { id: result.id, status: "queued", message: `no answer within ${TEST_WAIT_MS / 1000} s: the event was queued; GET /v3/webhooks/endpoints/${e.id}/logs shows its delivery` };
