@@ -25,7 +25,7 @@ import { spawn } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Papa from "papaparse";
@@ -103,6 +103,8 @@ interface PhaseResult {
   peakRssMb: number;
   /** V8 heap plus external buffers: what of the RSS is JavaScript's. */
   peakHeapMb: number;
+  /** User plus system CPU time of the phase, in every thread of its process (the kernel's copying included). */
+  cpuSeconds: number;
   outcome?: string;
   counts?: Record<string, number>;
   requests?: { read: number; write: number };
@@ -152,7 +154,7 @@ async function floor(dataDir: string, file: string): Promise<number> {
   return rows;
 }
 
-async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond">> {
+async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond" | "cpuSeconds">> {
   const parsed = automation();
   if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
   const env = { CONVEYOR_DATA_DIR: dataDir, CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000" };
@@ -197,12 +199,16 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
     heap = Math.max(heap, m.heapTotal + m.external);
   }, 100);
   const start = process.hrtime.bigint();
+  const startUsage = process.resourceUsage();
   const result = phase === "bare" ? { phase, rows: await bare(file) } : phase === "floor" ? { phase, rows: await floor(dataDir, file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
   // maxRSS also catches a spike shorter than the 100 ms sampling period.
-  const peakRssMb = Math.max(peak, process.resourceUsage().maxRSS * 1024) / 2 ** 20;
-  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20 }));
+  const usage = process.resourceUsage();
+  const peakRssMb = Math.max(peak, usage.maxRSS * 1024) / 2 ** 20;
+  // From the phase's start, as its seconds are: loading the modules is not the phase's work.
+  const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime - startUsage.userCPUTime - startUsage.systemCPUTime) / 1e6;
+  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20, cpuSeconds }));
 }
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -219,7 +225,7 @@ async function measure(phase: string, dataDir: string, file: string): Promise<Ph
   if (code !== 0) throw new Error(`${phase} phase failed with exit code ${code}`);
   const result = JSON.parse(out) as PhaseResult;
   const stages = (result.timings ?? []).map((t) => `${t.stage} ${t.seconds.toFixed(1)}`).join(", ");
-  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)})${stages ? `  (${stages} s)` : ""}`);
+  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  CPU ${result.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)})${stages ? `  (${stages} s)` : ""}`);
   return result;
 }
 
@@ -292,6 +298,7 @@ async function main(): Promise<void> {
       "rows/s": Math.round(p.rowsPerSecond),
       "x bare": Number((p.rowsPerSecond / parse.rowsPerSecond).toFixed(2)),
       seconds: Number(p.seconds.toFixed(1)),
+      "CPU s": Number(p.cpuSeconds.toFixed(1)),
       "peak RSS MB": Math.round(p.peakRssMb),
       writes: p.requests?.write ?? "",
       reads: p.requests?.read ?? "",
@@ -301,6 +308,10 @@ async function main(): Promise<void> {
     console.table(table);
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${typeof c.value === "number" ? Number(c.value.toFixed(2)) : c.value} (target ${c.target})`);
     console.log(`info the debug run wrote ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file (every row a create); the nightly debug run: ${(nightly.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare; reading the feed and looking up its snapshot alone: ${(least.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x`);
+    // What no scheduling of this run's work could beat: all its CPU time spread evenly over every core.
+    const cores = availableParallelism();
+    const bound = parse.seconds / (first.cpuSeconds / cores);
+    console.log(`info CPU time: the debug run ${first.cpuSeconds.toFixed(1)} s, ${(first.cpuSeconds / parse.cpuSeconds).toFixed(1)}x the bare parse's ${parse.cpuSeconds.toFixed(1)} s; spread perfectly over this machine's ${cores} cores, it would reach ${bound.toFixed(2)}x bare at best`);
     await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks }, null, 2)}\n`);
     if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
   } finally {
