@@ -6,10 +6,16 @@ import { ConveyorError } from "../src/errors.js";
 import type { ConnectionConfig, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
 import { accountSegment, cleanRelative, isPartName, joinRelative, partName, stampedName } from "./storage-paths.js";
 
-function fsError(err: unknown, what: string): ConveyorError {
+function fsError(err: unknown, what: string, root: string): ConveyorError {
   const code = (err as { code?: string }).code ?? "";
   if (err instanceof ConveyorError) return err;
-  if (code === "ENOENT") return new ConveyorError("not_found", `${what} does not exist in the storage`, { cause: err, hint: "check the connection's path and the file name" });
+  if (code === "ENOENT") {
+    // The folder the path was looked up in: a storage set to another folder (--storage) is the usual cause.
+    return new ConveyorError("not_found", `${what} does not exist in the storage`, {
+      cause: err,
+      hint: `check the connection's path and the file name (the account's storage is ${root}, set by --storage or CONVEYOR_STORAGE)`,
+    });
+  }
   if (code === "EACCES" || code === "EPERM") return new ConveyorError("auth", `${what}: permission denied in the storage folder`, { cause: err, hint: "the worker's user needs read and write access to CONVEYOR_STORAGE" });
   if (code === "ENOSPC") return new ConveyorError("transfer", `${what}: the storage disk is full`, { cause: err });
   return new ConveyorError("transfer", `${what}: ${(err as Error).message}`, { cause: err });
@@ -43,7 +49,7 @@ export class LocalStorageConnector implements Connector {
   async list(folder?: string): Promise<RemoteFile[]> {
     const dir = this.abs(folder ?? "", "folder");
     const entries = await readdir(dir.abs, { withFileTypes: true }).catch((err: unknown) => {
-      throw fsError(err, `folder ${dir.rel || "/"}`);
+      throw fsError(err, `folder ${dir.rel || "/"}`, this.root);
     });
     const files: RemoteFile[] = [];
     for (const entry of entries) {
@@ -67,7 +73,7 @@ export class LocalStorageConnector implements Connector {
       return { size: (await stat(localPath)).size };
     } catch (err) {
       await rm(part, { force: true });
-      throw fsError(err, `file ${src.rel}`);
+      throw fsError(err, `file ${src.rel}`, this.root);
     }
   }
 
@@ -90,14 +96,14 @@ export class LocalStorageConnector implements Connector {
       return { size };
     } catch (err) {
       await rm(tmp, { force: true });
-      throw fsError(err, `upload of ${target.rel}`);
+      throw fsError(err, `upload of ${target.rel}`, this.root);
     }
   }
 
   async delete(file: RemoteFile): Promise<void> {
     const target = this.abs(file.path, "file");
     await rm(target.abs).catch((err: unknown) => {
-      throw fsError(err, `file ${target.rel}`);
+      throw fsError(err, `file ${target.rel}`, this.root);
     });
   }
 
@@ -110,7 +116,7 @@ export class LocalStorageConnector implements Connector {
     const exists = await stat(path.join(dir.abs, name)).then(() => true, () => false);
     if (exists) name = stampedName(name, now);
     await rename(src.abs, path.join(dir.abs, name)).catch((err: unknown) => {
-      throw fsError(err, `file ${src.rel}`);
+      throw fsError(err, `file ${src.rel}`, this.root);
     });
     return this.relativeToBase(`${dir.rel}/${name}`.replace(/^\//, ""));
   }
@@ -122,7 +128,7 @@ export class LocalStorageConnector implements Connector {
   async test(): Promise<{ ok: true; facts: Record<string, string> }> {
     const dir = this.abs("", "folder");
     await mkdir(dir.abs, { recursive: true }).catch((err: unknown) => {
-      throw fsError(err, `folder ${dir.rel || "/"}`);
+      throw fsError(err, `folder ${dir.rel || "/"}`, this.root);
     });
     return { ok: true, facts: { storage: "local folder", folder: `/${dir.rel}` } };
   }

@@ -20,7 +20,7 @@ export function runSummary(run: RunRecord): string {
   );
   const lines = [table.toString()];
   if (run.guard) lines.push(`stopped by guard ${run.guard.name}: ${run.guard.message}`);
-  if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}`);
+  if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}${run.error.hint ? `\n  how to fix: ${run.error.hint}` : ""}`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
   return `${lines.join("\n")}\n`;
 }

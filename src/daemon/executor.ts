@@ -1,7 +1,7 @@
 import { HttpError } from "../embedded/envelopes.js";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { RunRecorder } from "../pipeline/recorder.js";
+import { RunRecorder, runError } from "../pipeline/recorder.js";
 import { runAutomation } from "../pipeline/run.js";
 import type { RunRecord, StateStore } from "../state/index.js";
 import type { DefinitionService } from "./definitions.js";
@@ -59,7 +59,7 @@ export class DaemonExecutor implements RunExecutor {
     const existing = await this.options.store.getRun(request.id);
     if (existing?.finished) return existing;
     if (existing) {
-      await this.options.store.updateRun(request.id, { finished: new Date().toISOString(), outcome: "failed", error: { code: error.code, message: error.message } });
+      await this.options.store.updateRun(request.id, { finished: new Date().toISOString(), outcome: "failed", error: runError(error) });
       return (await this.options.store.getRun(request.id)) ?? existing;
     }
     const recorder = await RunRecorder.start(this.options.store, {

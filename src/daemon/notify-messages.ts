@@ -58,7 +58,7 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
     `Requests: ${run.requests.read} reads, ${run.requests.write} writes`,
   ];
   if (run.guard) lines.push("", `Stopped by the ${run.guard.name} guard: ${run.guard.message}`);
-  if (run.error) lines.push("", `Error (${run.error.code}): ${run.error.message}`);
+  if (run.error) lines.push("", `Error (${run.error.code}): ${run.error.message}`, ...(run.error.hint ? [`How to fix: ${run.error.hint}`] : []));
   if (errors.length > 0) lines.push("", "First row errors (line, identifier, message):", ...errors.map((l) => `  ${l}`));
   if (run.debug_files.length > 0) lines.push("", `Debug files: ${run.debug_files.join(", ")}`);
   const attach = size > 0 && size <= ATTACH_LIMIT;
@@ -80,6 +80,7 @@ export function failedAlert(run: RunRecord, name: string, to: string): MailMessa
         `The ${run.trigger} run ${run.id} of ${name} (automation ${run.automation}) failed.`,
         run.guard ? `Stopped by the ${run.guard.name} guard: ${run.guard.message}` : "",
         run.error ? `Error (${run.error.code}): ${run.error.message}` : "",
+        run.error?.hint ? `How to fix: ${run.error.hint}` : "",
       ]
         .filter(Boolean)
         .join("\n"),
@@ -94,6 +95,7 @@ export function repeatedAlert(run: RunRecord, name: string, to: string, times: n
     text: maskSecrets(
       `${name} (automation ${run.automation}) has failed ${times} times in a row; the last run was ${run.id}.\n` +
         (run.error ? `Last error (${run.error.code}): ${run.error.message}\n` : "") +
+        (run.error?.hint ? `How to fix: ${run.error.hint}\n` : "") +
         "Nothing it should have done since the last good run has happened.",
     ),
   };

@@ -105,7 +105,7 @@ export class Notifier {
     const message = maskSecrets(`the notification could not be sent: ${err.message}${err.hint ? ` (${err.hint})` : ""}`);
     this.options.logger.error({ event: "notify_failed", run_id: run.id, automation: run.automation, err: message }, "notification not sent");
     // The run's own error stays first; the notification problem is added to it, never replaces it.
-    const error = run.error ? { code: run.error.code, message: `${run.error.message}; ${message}` } : { code: "notify_failed", message };
+    const error = run.error ? { ...run.error, message: `${run.error.message}; ${message}` } : { code: "notify_failed", message };
     await this.options.store.updateRun(run.id, { error }).catch(() => undefined);
     run.error = error;
   }

@@ -83,13 +83,18 @@ export class RunRecorder {
       finished: new Date().toISOString(),
       heartbeat: null,
       guard: extra.guard ?? this.record.guard,
-      error: extra.error ? { code: extra.error.code, message: extra.error.message } : this.record.error,
+      error: extra.error ? runError(extra.error) : this.record.error,
       debug_files: extra.debugFiles ?? this.record.debug_files,
     });
     const { id: _id, ...rest } = this.record;
     await this.store.updateRun(this.record.id, rest);
     return this.record;
   }
+}
+
+/** The record keeps the hint: a failed nightly run is read in a summary or an e-mail, where "how to fix it" matters most. */
+export function runError(err: ConveyorError): NonNullable<RunRecord["error"]> {
+  return err.hint ? { code: err.code, message: err.message, hint: err.hint } : { code: err.code, message: err.message };
 }
 
 export { emptyCounts };

@@ -58,7 +58,8 @@ export interface RunRecord extends RunSubject, RunParameters {
   files: RunFile[];
   debug_files: string[];
   guard: { name: string; message: string } | null;
-  error: { code: string; message: string } | null;
+  /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */
+  error: { code: string; message: string; hint?: string } | null;
   /** Last sign of life of a running run: a run whose heartbeat stopped was interrupted. */
   heartbeat: string | null;
 }

@@ -24,7 +24,32 @@ beforeAll(async () => {
     connection: { type: "sdsftp", path: "feeds" },
     file_configs: [{ name: "feed-1\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
   }));
+  writeFileSync(path.join(dir, "missing.json"), JSON.stringify({
+    name: "Missing folder", slug: "missing-folder", active: true, schedule: "0 * * * *", type: "products", action: "import",
+    connection: { type: "sdsftp", path: "no-such-feeds" },
+    file_configs: [{ name: "feed-1\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
+  }));
 });
+
+function conveyor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", ...args],
+      {
+        env: {
+          ...process.env,
+          CONVEYOR_DATA_DIR: dataDir,
+          CONVEYOR_READ_LIMIT: "100000",
+          CONVEYOR_WRITE_LIMIT: "100000",
+          CONVEYOR_SMTP_URL: smtp.url(),
+        },
+        timeout: 90_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
 
 afterAll(async () => {
   await smtp.close();
@@ -33,23 +58,7 @@ afterAll(async () => {
 
 describe("conveyor run --notify", () => {
   it("mails the run's summary to --email, and never a secret", async () => {
-    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        ["--import", "tsx", "src/cli.ts", "run", path.join(dir, "notify.json"), "--notify", "--email", "buyer@shop.test", "--json"],
-        {
-          env: {
-            ...process.env,
-            CONVEYOR_DATA_DIR: dataDir,
-            CONVEYOR_READ_LIMIT: "100000",
-            CONVEYOR_WRITE_LIMIT: "100000",
-            CONVEYOR_SMTP_URL: smtp.url(),
-          },
-          timeout: 90_000,
-        },
-        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
-      );
-    });
+    const result = await conveyor(["run", path.join(dir, "notify.json"), "--notify", "--email", "buyer@shop.test", "--json"]);
     expect(result.code, result.stderr).toBe(0);
     const run = JSON.parse(result.stdout) as { id: string; outcome: string };
     expect(run.outcome).toBe("success");
@@ -60,5 +69,16 @@ describe("conveyor run --notify", () => {
     expect(text).toContain("Notify test");
     expect(text).toContain(run.id);
     expect(text + result.stdout + result.stderr).not.toContain(SMTP_PASSWORD);
+  });
+
+  it("shows how to fix a failed run in the summary and in the mail", async () => {
+    mails.length = 0;
+    const result = await conveyor(["run", path.join(dir, "missing.json"), "--notify", "--email", "buyer@shop.test"]);
+    expect(result.code, result.stderr).toBe(1);
+    const storage = path.join(dataDir, "storage", "demo");
+    expect(result.stdout).toContain("error (not_found): folder no-such-feeds does not exist in the storage");
+    expect(result.stdout).toContain(`how to fix: check the connection's path and the file name (the account's storage is ${storage}`);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.text).toContain(`How to fix: check the connection's path and the file name (the account's storage is ${storage}`);
   });
 });
