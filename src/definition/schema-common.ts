@@ -1,3 +1,4 @@
+import { closest, distance } from "fastest-levenshtein";
 import { z } from "zod";
 import type { Scalar } from "./types.js";
 
@@ -34,6 +35,19 @@ export function issueAdder(ctx: z.RefinementCtx): Add {
   };
 }
 
+/** The names other tools give these keys: a definition written from another tool's habits gets a pointer. */
+const OTHER_NAMES: Record<string, string> = { host: "address", hostname: "address", server: "address", url: "address", user: "username", login: "username", pass: "password", passwd: "password" };
+
+/** The known key a mistyped one most likely meant: another tool's name for it, or one or two letters off. */
+function suggestKey(key: string, keys: readonly string[]): string | null {
+  const lower = key.toLowerCase();
+  const named = OTHER_NAMES[lower];
+  if (named !== undefined && keys.includes(named)) return named;
+  if (keys.length === 0) return null;
+  const near = closest(lower, [...keys]);
+  return distance(lower, near) <= Math.min(2, Math.ceil(near.length / 3)) ? near : null;
+}
+
 /**
  * An object whose unknown keys are refused with the list of valid ones. Loose
  * underneath, so the unknown keys reach the check and every other problem of the
@@ -45,7 +59,9 @@ export function known<T extends z.ZodRawShape>(shape: T, what: string) {
     (value, ctx) => {
       for (const key of Object.keys(value)) {
         if (!keys.includes(key)) {
-          ctx.addIssue({ code: "custom", path: [key], message: `unknown key "${key}" in ${what}`, params: { allowed: keys.join(", ") } });
+          const guess = suggestKey(key, keys);
+          const message = `unknown key "${key}" in ${what}${guess ? `: did you mean "${guess}"?` : ""}`;
+          ctx.addIssue({ code: "custom", path: [key], message, params: { allowed: keys.join(", ") } });
         }
       }
     },

@@ -132,6 +132,19 @@ describe("problems say what is allowed", () => {
     expect(p?.allowed).toContain("file_configs");
     expect(p?.allowed).toContain("schedule");
   });
+  it("points an unknown key at the key it most likely meant", () => {
+    const d = productImport();
+    conn(d).host = "ftp.example.com";
+    fc(d).identifer = "sku";
+    fc(d).Delimiter = ";";
+    fc(d).colour = 1;
+    const messages = Object.fromEntries(problemsOf(d).map((p) => [p.path, p.message]));
+    // Another tool's name for the key, one letter off, and another case; nothing close, no guess.
+    expect(messages["connection.host"]).toBe('unknown key "host" in connection: did you mean "address"?');
+    expect(messages["file_configs[0].identifer"]).toMatch(/did you mean "identifier"\?$/);
+    expect(messages["file_configs[0].Delimiter"]).toMatch(/did you mean "delimiter"\?$/);
+    expect(messages["file_configs[0].colour"]).toBe('unknown key "colour" in a file config');
+  });
   it("lists the known action functions", () => {
     const d = productImport();
     fc(d).vendor_actions = [{ explode: true }];
