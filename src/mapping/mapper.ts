@@ -53,8 +53,17 @@ function describe(err: unknown): RowFailure {
   return new RowFailure(err instanceof Error ? err.message : String(err));
 }
 
-function rowError(line: number, failure: RowFailure): { ok: false; error: RowErrorInfo } {
-  return { ok: false, error: failure.field === undefined ? { line, message: failure.message } : { line, message: failure.message, field: failure.field } };
+function rowError(line: number, failure: RowFailure, identifier?: string): { ok: false; error: RowErrorInfo } {
+  const error: RowErrorInfo = { line, message: failure.message };
+  if (failure.field !== undefined) error.field = failure.field;
+  if (identifier !== undefined) error.identifier = identifier;
+  return { ok: false, error };
+}
+
+/** The identifier a record carries, trimmed, or undefined when it has none (yet). */
+function identifierOf(record: MappedRecord | null, identifier: string): string | undefined {
+  const id = record?.[identifier];
+  return id === undefined || isBlank(id) ? undefined : id.trim();
 }
 
 function compileFieldRun<Row>(config: MappingConfig, known: Set<string>, header: BoundFieldMap<Row>): Array<[string, Template<Row>]> {
@@ -121,13 +130,14 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
     header,
     hasServiceActions: !service.empty,
     map(row: Row, line: number): MapResult {
+      let record: MappedRecord | null = null;
       try {
         if (row.error !== undefined) return rowError(line, new RowFailure(row.error));
         if (rowProblem !== undefined) {
           const problem = rowProblem(row, columns);
           if (problem) return rowError(line, new RowFailure(problem));
         }
-        const record = newRecord();
+        record = newRecord();
         for (let i = 0; i < count; i++) {
           const value = (getters[i] as (row: Row) => string | undefined)(row);
           if (value !== undefined) record[fields[i] as string] = value;
@@ -139,9 +149,9 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
         if (!vendor.empty) {
           const skippedBy = vendor.apply(state, row);
           if (skippedBy >= 0) {
-            const id = record[identifier];
             const skipped: SkipInfo = { actions: "vendor_actions", rule: skippedBy, line };
-            if (id !== undefined && !isBlank(id)) skipped.identifier = id.trim();
+            const id = identifierOf(record, identifier);
+            if (id !== undefined) skipped.identifier = id;
             return { ok: false, skipped };
           }
         }
@@ -152,7 +162,7 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
         }
         return { ok: true, line, identifier: id.trim(), record, ignored: state.ignored ?? NONE_IGNORED };
       } catch (err) {
-        return rowError(line, describe(err));
+        return rowError(line, describe(err), identifierOf(record, identifier));
       }
     },
     applyServiceActions(record, ignored, serviceRecord): ServiceActionResult {

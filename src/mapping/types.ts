@@ -53,6 +53,8 @@ export interface RowErrorInfo {
   line: number;
   message: string;
   field?: string;
+  /** The record's identifier, when it was mapped before the row failed: the record is still in the feed. */
+  identifier?: string;
 }
 
 export type MapResult =

@@ -77,6 +77,8 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
 
   input.onStage?.("read", 0);
   const grouper = new OrderGrouper();
+  // Orders the feed names but that are not planned (skipped, or every row failed): never archived.
+  const mentioned = new Set<string>();
   const read = await readAndMap({
     automation: input.automation,
     config,
@@ -85,13 +87,19 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
     sink: {
       record: async (identifier, line, values, ignored) => {
         const problem = grouper.add(identifier, values, ignored, line);
-        if (problem) return rowError(problem.line, identifier, problem.message);
+        if (problem) {
+          mentioned.add(identifier);
+          return rowError(problem.line, identifier, problem.message);
+        }
         if (grouper.size > MAX_ORDERS) {
           throw new ConveyorError("file_format", `the file names more than ${MAX_ORDERS} orders; an order import holds one file config's orders in memory`, {
             details: { line },
             hint: "Have the partner split the file (a day's orders per file is typical), or import it in parts.",
           });
         }
+      },
+      mentioned: (identifier) => {
+        if (mentioned.size < MAX_ORDERS) mentioned.add(identifier);
       },
     },
     now: input.now,
@@ -106,7 +114,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
 
   input.onStage?.("scope", read.rows);
   const drafts = [...grouper.orders()];
-  const scope = await readOrderScope(input.client, config, drafts.map((d) => d.identifier), input.signal);
+  const scope = await readOrderScope(input.client, config, drafts.map((d) => d.identifier), input.signal, mentioned);
 
   input.onStage?.("plan", read.rows);
   const plan = planConfig(config);

@@ -133,6 +133,9 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
           page = [];
           return current.planner.page(rows);
         },
+        mentioned: (identifier) => {
+          if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(identifier);
+        },
       },
       now: input.now,
       signal: input.signal,

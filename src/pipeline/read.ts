@@ -18,6 +18,11 @@ export interface ReadCounts {
 
 export interface MappedSink {
   record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void | Promise<void>;
+  /**
+   * A record the feed names but that is not planned (dropped by a skip rule, or its row failed):
+   * it is still in the feed, so `remove` must not take it away.
+   */
+  mentioned?(identifier: string): void;
 }
 
 /** What reading writes to the debug files: a second read of the same files passes one that writes nothing. */
@@ -94,9 +99,12 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
           if (sunk) await sunk;
         } else if ("skipped" in result) {
           counts.skipped++;
+          if (result.skipped.identifier !== undefined) input.sink.mentioned?.(result.skipped.identifier);
         } else {
           counts.rowErrors++;
-          await input.debug.addError(result.error.line, "", `${file.remote.name}: ${result.error.message}`);
+          const id = result.error.identifier;
+          if (id !== undefined) input.sink.mentioned?.(id);
+          await input.debug.addError(result.error.line, id ?? "", `${file.remote.name}: ${result.error.message}`);
         }
         if (counts.rows % 10_000 === 0) input.onRows?.(counts.rows);
       }

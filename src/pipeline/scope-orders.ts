@@ -88,10 +88,12 @@ async function* orderPages(client: ServiceClient, q: string | undefined, signal:
   }
 }
 
-export async function readOrderScope(client: ServiceClient, config: FileConfig, identifiers: readonly string[], signal?: AbortSignal): Promise<OrderScope> {
+/** `mentioned`: orders the file names but does not plan (skipped, failed rows); with `remove`, they are not archived. */
+export async function readOrderScope(client: ServiceClient, config: FileConfig, identifiers: readonly string[], signal?: AbortSignal, mentioned: Iterable<string> = []): Promise<OrderScope> {
   const scope: OrderScope = { found: new Map(), ambiguous: new Map(), unnamed: [], size: 0 };
   const field = config.identifier;
   const named = new Set(identifiers.map(normalizeId));
+  const kept = new Set([...mentioned].map(normalizeId));
   const candidates = new Candidates();
   if (config.remove !== undefined) {
     const q = config.search?.trim() || undefined;
@@ -102,7 +104,7 @@ export async function readOrderScope(client: ServiceClient, config: FileConfig, 
         if (named.has(id)) candidates.add(id, order);
         if (archived(order)) continue;
         scope.size++;
-        if (!named.has(id)) scope.unnamed.push({ identifier: text(order[field]).trim(), oid: text(order.oid) });
+        if (!named.has(id) && !kept.has(id)) scope.unnamed.push({ identifier: text(order[field]).trim(), oid: text(order.oid) });
       }
     }
     candidates.resolve(scope);

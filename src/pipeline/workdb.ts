@@ -161,6 +161,11 @@ export class WorkDb {
     return found;
   }
 
+  /** A record the feed names without planning it (skipped, or its row failed): never a removal candidate. */
+  markMentioned(identifier: string): void {
+    this.markScope.run(identifier);
+  }
+
   /** Records in scope that the file does not mention: the removal candidates. */
   *unmentioned(pageSize = 1000): Generator<string[]> {
     const page = this.db.prepare(`SELECT identifier FROM scope WHERE identifier > ? AND seen = 0 ORDER BY identifier LIMIT ?`).pluck();

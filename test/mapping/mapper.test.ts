@@ -50,14 +50,15 @@ describe("import mapper", () => {
     if (result.ok) expect([...result.ignored]).toEqual(["stock"]);
   });
 
-  it.each<[string, MappingConfig, string[], { line: number; message: string; field?: string }]>([
+  it.each<[string, MappingConfig, string[], { line: number; message: string; field?: string; identifier?: string }]>([
     ["an empty identifier", { field_map: { guid: "SKU", stock: "Qty" } }, ["  ", "5"], { line: 9, message: 'the identifier "guid" is empty', field: "guid" }],
     ["a missing identifier cell", { field_map: { guid: "SKU" } }, [], { line: 9, message: 'the identifier "guid" is missing', field: "guid" }],
     [
       "an action error",
       { field_map: { guid: "SKU", cost: "Cost" }, vendor_actions: [{ functions: [{ name: "calculate", arg: { price: "cost * 1.2" } }] }] },
       ["A1", "1", "n/a"],
-      { line: 9, message: 'vendor_actions[0].calculate: price = cost * 1.2: field "cost" is "n/a", not a number', field: "cost" },
+      // Mapped before the action failed: the record is still in the feed.
+      { line: 9, message: 'vendor_actions[0].calculate: price = cost * 1.2: field "cost" is "n/a", not a number', field: "cost", identifier: "A1" },
     ],
     ["an orders identifier by default", { field_map: { oid: "SKU" } }, [""], { line: 9, message: 'the identifier "oid" is empty', field: "oid" }],
   ])("%s is a row error with its line", async (_what, config, cells, error) => {

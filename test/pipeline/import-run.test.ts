@@ -170,6 +170,30 @@ describe("guards stop before any write", () => {
     expect(h.items().get("P00099")?.listed).toBe("0");
   });
 
+  it("a record skipped by a rule or whose row failed is still in the feed: remove leaves it alone", async () => {
+    const rows = catalogue(100);
+    const bad = rows[7];
+    if (bad) bad[3] = "n/a";
+    h.writeFeed("feed-1.csv", csv(HEADER, rows));
+    const automation = h.automation({
+      field_map: FIELD_MAP,
+      update: "edit",
+      remove: "delete",
+      vendor_actions: [
+        { search: "guid:=P00003", skip: true },
+        { calculate: { cost: "cost * 2" } },
+      ],
+    });
+    const debug = await h.run(automation, { mode: "debug" });
+    expect(debug.counts).toMatchObject({ skipped: 1, row_errors: 1, remove: 0 });
+    // The failed row's identifier was mapped before it failed: errors.csv names it.
+    expect(debugFile(h, debug.id, "errors.csv")).toMatch(/^9,P00007,/m);
+    const run = await h.run(automation);
+    expect(run.counts).toMatchObject({ skipped: 1, row_errors: 1, remove: 0 });
+    expect(h.items().has("P00003")).toBe(true);
+    expect(h.items().has("P00007")).toBe(true);
+  });
+
   it("20% malformed rows stop the run over the default error_limit", async () => {
     const bad = Array.from({ length: 20 }, (_, i) => `B${i},too,few`);
     h.writeFeed("feed-1.csv", csv(HEADER, catalogue(80)) + bad.join("\n") + "\n");

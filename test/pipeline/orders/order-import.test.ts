@@ -162,6 +162,21 @@ describe("order import: archive orders in scope the file does not name", () => {
     expect(logs.map((l) => [l.identifier, l.action, l.result])).toEqual([["S-5", "archive", "success"]]);
   });
 
+  it("an order the file names but a skip rule drops is not archived", async () => {
+    await putFeed(env, "open-1.csv", feed("S-1", "S-2", "S-3", "S-4"));
+    const skipping = storageImport("open-orders-skip", {
+      name: "/open.*\\.csv/",
+      field_map: { ordernumber: "Order", status: "Status" },
+      identifier: "ordernumber",
+      search: "channel:=shop archived:=0",
+      update: true,
+      remove: true,
+      vendor_actions: [{ search: "ordernumber:=S-4", skip: true }],
+    });
+    const debug = await run(env, skipping, "debug");
+    expect(debug.counts).toMatchObject({ unchanged: 3, skipped: 1, remove: 0 });
+  });
+
   it("remove_limit stops a run that would archive too many, naming the numbers; --force lets it through", async () => {
     await putFeed(env, "open-2.csv", feed("S-1"));
     const stopped = await run(env, automation, "prod");
