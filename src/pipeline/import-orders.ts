@@ -69,6 +69,8 @@ function serviceActions(mapper: ImportMapper<SourceRow>, draft: OrderDraft, serv
 
 export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResult> {
   const { config, counts } = input;
+  // The run's counts add up every file config; the error_limit guard weighs this pass's errors against this pass's rows.
+  const errorsBefore = counts.row_errors;
   await mkdir(path.join(input.workDir, "bodies"), { recursive: true });
   const rowError = async (line: number | null, identifier: string, message: string): Promise<void> => {
     counts.row_errors++;
@@ -169,7 +171,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
 
   const guard = checkGuards({
     rows: read.rows,
-    rowErrors: counts.row_errors,
+    rowErrors: counts.row_errors - errorsBefore,
     removals,
     scopeSize: scope.size,
     removeConfigured: plan.remove,

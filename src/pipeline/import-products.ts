@@ -88,6 +88,8 @@ const PAGE = 250;
  */
 export async function runProductPass(input: ProductPassInput): Promise<ProductPassResult> {
   const { config, counts } = input;
+  // The run's counts add up every file config; the error_limit guard weighs this pass's errors against this pass's rows.
+  const errorsBefore = counts.row_errors;
   await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
@@ -162,7 +164,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
 
     const guard = checkGuards({
       rows: read.rows,
-      rowErrors: counts.row_errors,
+      rowErrors: counts.row_errors - errorsBefore,
       removals: done.removals,
       scopeSize,
       removeConfigured: config.remove !== undefined,

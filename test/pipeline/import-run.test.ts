@@ -194,6 +194,18 @@ describe("guards stop before any write", () => {
     expect(h.items().has("P00007")).toBe(true);
   });
 
+  it("error_limit weighs each file config's errors against its own rows", async () => {
+    const good = (prefix: string, n: number): string[][] => catalogue(n).map((r) => [`${prefix}${r[0] ?? ""}`, ...r.slice(1)]);
+    const bad = Array.from({ length: 15 }, (_, i) => `AB${i},too,few`);
+    h.writeFeed("a-1.csv", csv(HEADER, good("A", 185)) + bad.join("\n") + "\n");
+    h.writeFeed("b-1.csv", csv(HEADER, good("B", 100)));
+    const config = (name: string): Record<string, unknown> => ({ name, identifier: "guid", field_map: FIELD_MAP, create: "add" });
+    const run = await h.run(h.automation({}, { file_configs: [config("a-.*\\.csv"), config("b-.*\\.csv")] }));
+    // 15 of 200 (7.5%) in the first, none of 100 in the second: both under the default 10%.
+    expect(run.guard).toBeNull();
+    expect(run.counts).toMatchObject({ rows: 300, row_errors: 15, create: 285 });
+  });
+
   it("20% malformed rows stop the run over the default error_limit", async () => {
     const bad = Array.from({ length: 20 }, (_, i) => `B${i},too,few`);
     h.writeFeed("feed-1.csv", csv(HEADER, catalogue(80)) + bad.join("\n") + "\n");
