@@ -4,6 +4,7 @@ import type { Connector } from "../../connectors/types.js";
 import type { Automation, FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import type { ServiceClient } from "../service/index.js";
+import type { RunCounts } from "../state/index.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { chooseFiles, describeListing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
@@ -59,6 +60,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         await ctx.debug.addSource(f.localPath, f.remote.name);
       }
       const runPass = automation.type === "orders" ? runOrderPass : runProductPass;
+      const before = { ...recorder.counts };
       const pass = await runPass({
         automation,
         config,
@@ -85,7 +87,8 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         applyError = pass.apply.error;
         break;
       }
-      await finishFiles(ctx, connector, config, index, files);
+      // A file of which nothing could be applied stays where it is, unrecorded: the next run tries it again.
+      if (!failedThrough(before, recorder.counts)) await finishFiles(ctx, connector, config, index, files);
     }
   } finally {
     await logs.flush();
@@ -113,6 +116,13 @@ async function fetchFor(ctx: ImportContext, connector: Connector, config: FileCo
     return [];
   }
   return downloadFiles(connector, chosen.picked, path.join(ctx.workDir, `config-${index + 1}`, "download"));
+}
+
+/** The pass failed every record it meant to change (refused by the service, or rows in error) and left none unchanged. */
+function failedThrough(before: RunCounts, after: RunCounts): boolean {
+  const d = (key: keyof RunCounts): number => after[key] - before[key];
+  const applied = d("create") + d("update") + d("remove") - d("failed");
+  return (d("failed") > 0 || d("row_errors") > 0) && applied <= 0 && d("unchanged") === 0;
 }
 
 /** Ledger and after_import, only for files a live run applied without a fatal error. */

@@ -86,6 +86,25 @@ describe("product import run", () => {
     expect(readdirSync(h.feeds)).toEqual(["done"]);
   });
 
+  it("a file of which the service refused every record stays in place and is read again by the next run", async () => {
+    // No title: the service refuses every create.
+    const rows = catalogue(10).map((r) => [r[0] ?? "", "", ...r.slice(2)]);
+    h.writeFeed("feed-1.csv", csv(HEADER, rows));
+    const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit", select: "new", after_import: "move:done" });
+    const first = await h.run(automation);
+    expect(first.outcome).toBe("failed");
+    expect(first.counts).toMatchObject({ create: 10, failed: 10 });
+    expect(readdirSync(h.feeds)).toEqual(["feed-1.csv"]);
+    const again = await h.run(automation);
+    expect(again.outcome).toBe("failed");
+    expect(again.counts).toMatchObject({ rows: 10, failed: 10 });
+    // Fixed by the supplier: the same name, now applied and moved.
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(10)));
+    const fixed = await h.run(automation);
+    expect(fixed.outcome).toBe("success");
+    expect(readdirSync(h.feeds)).toEqual(["done"]);
+  });
+
   it("rows the service refuses keep their old snapshot: the next diff run sends them again, and only them", async () => {
     // The service refuses to create an item without a title; the feed's other rows stand.
     const rows = catalogue(30).map((r, i) => (i % 10 === 3 ? [r[0] ?? "", "", ...r.slice(2)] : r));
