@@ -3,7 +3,7 @@ import { ConveyorError } from "../errors.js";
 import { inTransaction, openPgPool, parsePgUrl, type PgOptions } from "./pg-connect.js";
 import { PgDebugFiles } from "./pg-debug-files.js";
 import { insertLogs, searchLogs } from "./pg-logs.js";
-import { deriveStatus } from "./status.js";
+import { STATUS_MODES, deriveStatus } from "./status.js";
 import type {
   AutomationStatus,
   LedgerEntry,
@@ -124,14 +124,19 @@ export class PostgresStore implements StateStore {
   }
 
   async status(automation: string): Promise<AutomationStatus> {
-    const [runs, resets] = await Promise.all([
-      this.pool.query<{ body: RunRecord }>("SELECT body FROM runs WHERE automation = $1 ORDER BY started DESC, id DESC LIMIT 200", [automation]),
-      this.pool.query<{ mode: RunMode; at: string }>("SELECT mode, at FROM status_reset WHERE automation = $1", [automation]),
-    ]);
-    return deriveStatus(
-      runs.rows.map((r) => r.body),
-      Object.fromEntries(resets.rows.map((r) => [r.mode, r.at])),
+    const reset = await this.pool.query<{ mode: RunMode; at: string }>("SELECT mode, at FROM status_reset WHERE automation = $1", [automation]);
+    const resets: Partial<Record<RunMode, string>> = Object.fromEntries(reset.rows.map((r) => [r.mode, r.at]));
+    // The newest run of each mode, however many of the other mode came after it.
+    const newest = await Promise.all(
+      STATUS_MODES.map((mode) =>
+        this.pool.query<{ body: RunRecord }>("SELECT body FROM runs WHERE automation = $1 AND mode = $2 AND ($3::timestamptz IS NULL OR started > $3::timestamptz) ORDER BY started DESC, id DESC LIMIT 1", [
+          automation,
+          mode,
+          resets[mode] ?? null,
+        ]),
+      ),
     );
+    return deriveStatus(newest.flatMap((r) => r.rows.map((row) => row.body)), resets);
   }
 
   async resetStatus(automation: string, mode: RunMode): Promise<void> {

@@ -3,7 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import { FolderDebugFiles } from "./debug-files.js";
-import { deriveStatus } from "./status.js";
+import { STATUS_MODES, deriveStatus } from "./status.js";
 import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import type {
@@ -137,14 +137,16 @@ export class SqliteStore implements StateStore {
   }
 
   async status(automation: string): Promise<AutomationStatus> {
-    const runs = this.db
-      .prepare("SELECT body FROM runs WHERE automation = ? ORDER BY started DESC, id DESC LIMIT 200")
-      .all(automation) as { body: string }[];
-    const resets = this.db.prepare("SELECT mode, at FROM status_reset WHERE automation = ?").all(automation) as { mode: RunMode; at: string }[];
-    return deriveStatus(
-      runs.map((r) => JSON.parse(r.body) as RunRecord),
-      Object.fromEntries(resets.map((r) => [r.mode, r.at])),
+    const resets: Partial<Record<RunMode, string>> = Object.fromEntries(
+      (this.db.prepare("SELECT mode, at FROM status_reset WHERE automation = ?").all(automation) as { mode: RunMode; at: string }[]).map((r) => [r.mode, r.at]),
     );
+    // The newest run of each mode, however many of the other mode came after it.
+    const newest = this.db.prepare("SELECT body FROM runs WHERE automation = ? AND mode = ? AND started > ? ORDER BY started DESC, id DESC LIMIT 1").pluck();
+    const runs = STATUS_MODES.flatMap((mode) => {
+      const body = newest.get(automation, mode, resets[mode] ?? "") as string | undefined;
+      return body === undefined ? [] : [JSON.parse(body) as RunRecord];
+    });
+    return deriveStatus(runs, resets);
   }
 
   async resetStatus(automation: string, mode: RunMode): Promise<void> {

@@ -1,5 +1,8 @@
 import type { AutomationStatus, RunMode, RunRecord } from "./types.js";
 
+/** The modes the status object has a half for. */
+export const STATUS_MODES: readonly RunMode[] = ["debug", "prod"];
+
 /**
  * The seed's status object, derived from run records (newest first). A reset
  * (`DELETE …/status?type=`) hides the runs of that mode started before it.

@@ -92,6 +92,22 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect(after.last_run_success_prod).toBe(true);
     });
 
+    it("keeps each half of the status however many runs of the other mode came after it", async () => {
+      await store.createRun(run({ id: "d-old", mode: "debug", started: "2026-11-01T00:00:00.000Z", finished: "2026-11-01T00:01:00.000Z", outcome: "success", debug_files: ["plan.csv"] }));
+      // A week of a */30 schedule after one debug run.
+      for (let i = 0; i < 250; i++) {
+        const started = new Date(Date.parse("2026-11-02T00:00:00.000Z") + i * 1_800_000).toISOString();
+        await store.createRun(run({ id: `p${i}`, mode: "prod", started, finished: started, outcome: "success" }));
+      }
+      const status = await store.status("a1");
+      expect(status.last_run_start_debug).toBe("2026-11-01T00:00:00.000Z");
+      expect(status.debug_files).toEqual(["plan.csv"]);
+      expect(status.last_run_id).toBe("p249");
+      await store.resetStatus("a1", "debug");
+      await store.createRun(run({ id: "d-new", mode: "debug", started: new Date(Date.now() + 60_000).toISOString(), outcome: null }));
+      expect((await store.status("a1")).last_run_id).toBe("d-new");
+    });
+
     it("forgets runs and their log records past the retention, never an open run", async () => {
       await store.createRun(run({ id: "old", started: "2026-01-01T00:00:00.000Z", finished: "2026-01-01T00:01:00.000Z", outcome: "success" }));
       await store.createRun(run({ id: "old-open", started: "2026-01-01T00:00:00.000Z" }));
