@@ -66,7 +66,11 @@ function ambiguous(err: ConveyorError): boolean {
 }
 
 export async function bulkJobs(caller: ServiceCaller, date: string, signal?: AbortSignal): Promise<BulkJob[]> {
-  const res = await caller.send({ method: "GET", path: `/v1/bulk/jobs/${encodeURIComponent(date)}`, signal });
+  const path = `/v1/bulk/jobs/${encodeURIComponent(date)}`;
+  const res = await caller.send({ method: "GET", path, signal });
+  // A refused listing is not an empty one: read as "no job", it would have an upload that did land sent twice.
+  const failure = v1Failure({ method: "GET", path }, res.body);
+  if (failure) throw failure;
   return bulkJobsOf(res.body);
 }
 
@@ -133,7 +137,13 @@ export async function submitBulk(caller: ServiceCaller, filePath: string, option
       last = err;
     }
     await sleep(backoffDelay(attempt, options.baseDelayMs ?? 1_000, 15_000), options.signal);
-    const job = await findSubmitted(caller, options.name, sha256, since, options.signal);
+    const job = await findSubmitted(caller, options.name, sha256, since, options.signal).catch((err: unknown) => {
+      throw new ConveyorError("service_unavailable", `bulk upload "${options.name}" may have reached the service, and its job list cannot be read to tell: ${toConveyorError(err).message}`, {
+        cause: err,
+        details: label,
+        hint: "It is not sent again, so no row is applied twice; check the service's bulk jobs of today, then run the automation again.",
+      });
+    });
     if (job) {
       if (!job.bulk_file) throw new ConveyorError("service_http", `bulk job "${options.name}" is listed without a bulk_file`, { details: label });
       return { bulk_file: job.bulk_file, rows: job.rows ?? 0 };

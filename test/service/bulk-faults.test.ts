@@ -38,7 +38,7 @@ interface Job {
  * upload: `process-then-drop` keeps the job and destroys the socket before
  * answering, `drop` destroys it without keeping anything, `503` refuses.
  */
-async function bulkServer(fault: (n: number) => "ok" | "process-then-drop" | "drop" | "503"): Promise<{ jobs: Job[]; client: ServiceClient }> {
+async function bulkServer(fault: (n: number) => "ok" | "process-then-drop" | "drop" | "503", listing: "ok" | "failure" = "ok"): Promise<{ jobs: Job[]; client: ServiceClient }> {
   const jobs: Job[] = [];
   let uploads = 0;
   server = await startFaultServer((req: Received, res: ServerResponse) => {
@@ -63,6 +63,7 @@ async function bulkServer(fault: (n: number) => "ok" | "process-then-drop" | "dr
     }
     if (req.method === "GET" && req.path.startsWith("/v1/bulk/jobs/")) {
       const date = req.path.slice("/v1/bulk/jobs/".length);
+      if (listing === "failure") return json(res, 200, { result: "failure", message: "job list unavailable", time: new Date().toISOString() });
       return json(res, 200, { result: "success", date, jobs: jobs.filter((j) => j.created.startsWith(date)) });
     }
     json(res, 404, { result: "failure", message: `no route ${req.path}` });
@@ -92,6 +93,16 @@ describe("bulk upload whose answer is lost", () => {
     const { fields } = multipartFields(uploads()[0] as Received);
     expect(fields).toMatchObject({ bulk_name: "run-7-1", skip_all: "1" });
     expect(server?.received.some((r) => r.path === `/v1/bulk/jobs/${utcDate(Date.now())}`)).toBe(true);
+  });
+
+  it("is not sent again when the job list is refused: the upload may have landed", async () => {
+    const { jobs, client } = await bulkServer((n) => (n === 1 ? "process-then-drop" : "ok"), "failure");
+    const err = await client.submitBulk(file, { name: "run-7-9", baseDelayMs: 10 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConveyorError);
+    expect((err as ConveyorError).message).toContain("may have reached the service");
+    expect((err as ConveyorError).hint).toContain("not sent again");
+    expect(uploads()).toHaveLength(1);
+    expect(jobs).toHaveLength(1);
   });
 
   it("is sent again when the job list shows the service never kept it", async () => {
