@@ -141,10 +141,11 @@ export function normalizeConnection(conn: Record<string, unknown>, action: "impo
   const c = out as unknown as Connection;
   const t = c.type;
   if (t === "ftp" || t === "ftps") {
-    c.port ??= 21;
     c.use_pasv_address ??= true;
     if (t === "ftp") c.ssl_ftp ??= false;
     if (t === "ftps") c.implicit_tls ??= false;
+    // Implicit TLS has its own port (automations.md: "implicit TLS (port 990)").
+    c.port ??= c.implicit_tls === true ? 990 : 21;
     if (t === "ftps" || c.ssl_ftp) c.validate ??= true;
   } else if (t === "sftp") {
     c.port ??= 22;

@@ -39,6 +39,8 @@ describe("connection defaults per type", () => {
     ["ftp", { type: "ftp", address: "h", username: "u", password: "p", path: "/" }, "import", { port: 21, use_pasv_address: true, ssl_ftp: false }],
     ["ftp with ssl_ftp", { type: "ftp", ssl_ftp: 1, address: "h", username: "u", password: "p", path: "/" }, "import", { port: 21, ssl_ftp: true, validate: true }],
     ["ftps", { type: "ftps", address: "h", username: "u", password: "p", path: "/" }, "import", { port: 21, implicit_tls: false, validate: true, use_pasv_address: true }],
+    ["ftps implicit", { type: "ftps", implicit_tls: 1, address: "h", username: "u", password: "p", path: "/" }, "import", { port: 990, implicit_tls: true }],
+    ["ftps implicit on its own port", { type: "ftps", implicit_tls: 1, port: 2990, address: "h", username: "u", password: "p", path: "/" }, "import", { port: 2990 }],
     ["http", { type: "http", address: "https://x.test", payload: {} }, "import", { method: "POST", validate: true, paginate: false }],
     ["http get", { type: "http", address: "https://x.test", payload: {}, method: "get", paginate: 1 }, "import", { method: "GET", paginate: true }],
     ["email import", { type: "email", address: "imap.x.test", username: "u", password: "p" }, "import", { port: 993, folder: "INBOX" }],
