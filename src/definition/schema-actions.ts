@@ -90,8 +90,9 @@ const BUILDERS: Record<string, Build> = {
   },
   truncate: (arg, at, add) => {
     const m = fieldMap(arg, at, add, "length", '{"title": 80}', (v, p) => {
-      if (typeof v === "number" && Number.isInteger(v) && v >= 0) return v;
-      add(p, `expected a length (whole number ≥ 0), got ${describeValue(v)}`);
+      // The mapper refuses 0 as well: cut to nothing, the field would be blanked, which resets it in the service.
+      if (typeof v === "number" && Number.isInteger(v) && v >= 1) return v;
+      add(p, `expected a length (whole number ≥ 1), got ${describeValue(v)}`);
       return null;
     });
     return m && { name: "truncate", arg: m };

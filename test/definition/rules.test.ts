@@ -106,6 +106,7 @@ const cases: Case[] = [
   ["calculate unknown function", () => { const d = productImport(); fc(d).vendor_actions = [{ calculate: { price: "sqrt(cost)" } }]; return d; }, "file_configs[0].vendor_actions[0].calculate.price", /unknown function/],
   ["replace with a bad regex", () => { const d = productImport(); fc(d).service_actions = [{ replace: { title: ["/([a-z/g", ""] } }]; return d; }, "file_configs[0].service_actions[0].replace.title[0]", /regular expression/],
   ["truncate negative", () => { const d = productImport(); fc(d).vendor_actions = [{ truncate: { title: -1 } }]; return d; }, "file_configs[0].vendor_actions[0].truncate.title", /length/],
+  ["truncate to nothing", () => { const d = productImport(); fc(d).vendor_actions = [{ truncate: { title: 0 } }]; return d; }, "file_configs[0].vendor_actions[0].truncate.title", /whole number ≥ 1/],
   ["skip not true", () => { const d = productImport(); fc(d).vendor_actions = [{ skip: "yes" }]; return d; }, "file_configs[0].vendor_actions[0].skip", /expected true/],
   ["rule without function", () => { const d = productImport(); fc(d).vendor_actions = [{ search: "stock:<1" }]; return d; }, "file_configs[0].vendor_actions[0]", /at least one function/],
   ["rule search syntax", () => { const d = productImport(); fc(d).vendor_actions = [{ search: 'title:"open', skip: true }]; return d; }, "file_configs[0].vendor_actions[0].search", /search syntax/],
