@@ -44,6 +44,11 @@ export async function runCommand(json: boolean, body: () => Promise<number>): Pr
   process.exit(code);
 }
 
+/** Errors the user fixes in the command, the settings or the definition: exit 2. */
+export function isUsageError(code: string): boolean {
+  return (usageCodes as ReadonlySet<string>).has(code);
+}
+
 const usageCodes = new Set<ConveyorError["code"]>(["usage", "settings_invalid", "definition_invalid", "definition_not_found", "parameter_missing", "placeholder_unknown", "search_syntax"]);
 
 /**

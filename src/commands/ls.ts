@@ -11,6 +11,7 @@ import { newRunId } from "../pipeline/recorder.js";
 import { openStore } from "../state/index.js";
 import { loadAutomationArg } from "./automation-arg.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
+import { applyParams, collect } from "./params.js";
 
 /**
  * `conveyor ls`: the "test connection" users expect. Connects with an
@@ -35,19 +36,15 @@ export function register(program: Command): void {
     .command("ls")
     .description("connect with an automation's connection and list what its file configs would pick, and why any file is left out")
     .argument("<file-or-id>", "a definition file, or the slug of one in the automations folder")
-    .option("--param <name=value...>", "set a parameter for this listing (repeatable)")
+    .option("--param <name=value>", "set a parameter for this listing (repeatable; names may contain spaces)", collect, [])
     .option("--json", "print the listing as JSON")
     .option("--verbose", "protocol traces to standard error (passwords redacted)")
     .action(async (arg: string, flags: { json?: boolean; verbose?: boolean; param?: string[] }, command: Command) => {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
-        const { key, automation: raw } = await loadAutomationArg(arg, settings);
-        for (const p of flags.param ?? []) {
-          const [name = "", ...rest] = p.split("=");
-          const param = raw.parameters.find((x) => x.name === name);
-          if (!param) throw new ConveyorError("usage", `--param ${name}: the automation has no parameter "${name}"; it has: ${raw.parameters.map((x) => x.name).join(", ") || "none"}`);
-          param.value = rest.join("=");
-        }
+        const loaded = await loadAutomationArg(arg, settings);
+        const key = loaded.key;
+        const raw = applyParams(loaded.automation, flags.param ?? []);
         const automation = resolveAutomation(raw, { runId: newRunId(), now: new Date(), secretKey: loadSecretKey(settings) });
         if (!automation.connection) throw new ConveyorError("usage", "the automation has no connection to list");
         const store = await openStore(settings);

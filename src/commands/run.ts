@@ -8,7 +8,8 @@ import { openWorker } from "../worker.js";
 import { loadAutomationArg } from "./automation-arg.js";
 import { openDaemonDb } from "../daemon/daemon-db.js";
 import { Notifier } from "../daemon/notify.js";
-import { EXIT, runCommand, settingsFrom } from "./context.js";
+import { EXIT, isUsageError, runCommand, settingsFrom } from "./context.js";
+import { applyParams, collect } from "./params.js";
 
 interface RunFlags {
   debug?: boolean;
@@ -18,10 +19,13 @@ interface RunFlags {
   email?: string;
   json?: boolean;
   verbose?: boolean;
+  param?: string[];
 }
 
-export function exitCodeFor(outcome: RunOutcome | null): number {
+/** `errorCode`: a run stopped by its definition (a parameter without a value, say) is a definition error, exit 2. */
+export function exitCodeFor(outcome: RunOutcome | null, errorCode?: string): number {
   if (outcome === "success" || outcome === "nothing") return EXIT.ok;
+  if (outcome === "failed" && errorCode !== undefined && isUsageError(errorCode)) return EXIT.usage;
   if (outcome === "partial") return EXIT.partial;
   return EXIT.failed;
 }
@@ -36,6 +40,7 @@ export function register(program: Command): void {
     .option("--force", "run past the remove_limit and error_limit guards (an empty feed still never removes)")
     .option("--notify", "send a summary by e-mail to --email (or the default notification address)")
     .option("--email <address>", "where --notify sends the summary")
+    .option("--param <name=value>", "set a parameter for this run (repeatable; names may contain spaces)", collect, [])
     .option("--json", "print the run record as one JSON object on standard output, and nothing else there")
     .option("--verbose", "log each stage and protocol traces (secrets redacted) to standard error")
     .addHelpText(
@@ -46,7 +51,9 @@ export function register(program: Command): void {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
         const logger = createLogger({ level: flags.verbose ? "debug" : settings.logLevel === "info" ? "warn" : settings.logLevel });
-        const { key, automation } = await loadAutomationArg(arg, settings);
+        const loaded = await loadAutomationArg(arg, settings);
+        const key = loaded.key;
+        const automation = applyParams(loaded.automation, flags.param ?? []);
         const worker = await openWorker(settings, logger);
         const controller = new AbortController();
         const onSignal = (): void => controller.abort();
@@ -79,7 +86,7 @@ export function register(program: Command): void {
           }
           if (flags.json) process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
           else process.stdout.write(runSummary(run));
-          return exitCodeFor(run.outcome);
+          return exitCodeFor(run.outcome, run.error?.code);
         } finally {
           progress.stop();
           process.off("SIGINT", onSignal);

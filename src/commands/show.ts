@@ -1,36 +1,14 @@
 import type { Command } from "commander";
-import { isEncrypted, loadAutomationFile, loadSecretKey, maskAutomation, resolveAutomation, type Automation } from "../definition/index.js";
-import { ConveyorError } from "../errors.js";
+import { isEncrypted, loadAutomationFile, loadSecretKey, maskAutomation, resolveAutomation } from "../definition/index.js";
 import { maskDeep } from "../secrets.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
+import { applyParams, collect } from "./params.js";
 
 /**
  * `conveyor show <file>`: the definition as a run would see it (normalized,
  * parameters and tokens resolved) and as anyone may read it (masked twice: by
  * field with maskAutomation, then by value and key with maskDeep).
  */
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-/** `--param "sftp password=s3cret"`: the first `=` splits, so names may hold spaces and values may hold `=`. */
-export function applyParams(a: Automation, params: readonly string[]): Automation {
-  const parameters = a.parameters.map((p) => ({ ...p }));
-  for (const given of params) {
-    const eq = given.indexOf("=");
-    if (eq <= 0) throw new ConveyorError("usage", `--param "${given}" is not name=value`, { hint: 'e.g. --param "sftp host=127.0.0.1"' });
-    const name = given.slice(0, eq).trim();
-    const target = parameters.find((p) => p.name === name);
-    if (!target) {
-      throw new ConveyorError("usage", `--param "${name}": the automation has no such parameter`, {
-        hint: parameters.length ? `its parameters: ${parameters.map((p) => `"${p.name}"`).join(", ")}` : "it defines no parameters",
-      });
-    }
-    target.value = given.slice(eq + 1);
-  }
-  return { ...a, parameters };
-}
 
 export function register(program: Command): void {
   program

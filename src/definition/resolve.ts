@@ -41,7 +41,7 @@ function parameterValues(a: Automation, key: Buffer | undefined): Map<string, st
   if (missing.length > 0) {
     throw new ConveyorError("parameter_missing", `missing value for required parameter${missing.length === 1 ? "" : "s"}: ${missing.map((n) => `"${n}"`).join(", ")}`, {
       details: { parameters: missing },
-      hint: "give each a value (in the definition, when installing, or with --param name=value)",
+      hint: 'give each a value: in the definition, when installing it, or for one run with --param "name=value"',
     });
   }
   return values;

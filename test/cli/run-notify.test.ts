@@ -29,6 +29,12 @@ beforeAll(async () => {
     connection: { type: "sdsftp", path: "no-such-feeds" },
     file_configs: [{ name: "feed-1\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
   }));
+  writeFileSync(path.join(dir, "param.json"), JSON.stringify({
+    name: "Param folder", slug: "param-folder", active: true, schedule: "0 * * * *", type: "products", action: "import",
+    connection: { type: "sdsftp", path: "<<feed folder>>" },
+    parameters: [{ name: "feed folder", value: "", required: true }],
+    file_configs: [{ name: "feed-1\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
+  }));
 });
 
 function conveyor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -80,5 +86,15 @@ describe("conveyor run --notify", () => {
     expect(result.stdout).toContain(`how to fix: check the connection's path and the file name (the account's storage is ${storage}`);
     expect(mails).toHaveLength(1);
     expect(mails[0]?.text).toContain(`How to fix: check the connection's path and the file name (the account's storage is ${storage}`);
+  });
+
+  it("a required parameter without a value is a definition error (exit 2) that --param answers", async () => {
+    const missing = await conveyor(["run", path.join(dir, "param.json"), "--debug"]);
+    expect(missing.code, missing.stderr).toBe(2);
+    expect(missing.stdout).toContain('missing value for required parameter: "feed folder"');
+    expect(missing.stdout).toContain('--param "name=value"');
+    const given = await conveyor(["run", path.join(dir, "param.json"), "--debug", "--json", "--param", "feed folder=feeds"]);
+    expect(given.code, given.stderr).toBe(0);
+    expect((JSON.parse(given.stdout) as { counts: { rows: number } }).counts.rows).toBe(2);
   });
 });
