@@ -64,7 +64,7 @@ export class HttpConnector implements Connector {
   async list(): Promise<RemoteFile[]> {
     const name = feedName(this.ex.address);
     // A feed answered on request has no upload time: null keeps min_age from holding it back.
-    return [{ name, path: name, size: 0, modified: null, ref: safeUrl(this.ex.address) }];
+    return [{ name, path: name, size: 0, modified: null, generated: true, ref: safeUrl(this.ex.address) }];
   }
 
   async download(_file: RemoteFile, localPath: string): Promise<TransferResult> {

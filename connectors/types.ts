@@ -44,6 +44,8 @@ export interface RemoteFile {
   ref?: string;
   /** `size` is an estimate (an encoded e-mail part): a download of another size is not a cut transfer. */
   approximateSize?: boolean;
+  /** Not a stored file but an answer made when it is downloaded (http): nothing can be uploading into it. */
+  generated?: boolean;
 }
 
 export interface TransferResult {

@@ -60,7 +60,27 @@ export async function chooseFiles(options: ChooseOptions): Promise<SelectResult 
     const stable = await waitUntilStable(connector, result.young[0], options);
     if (stable) return { ...result, picked: [stable], young: [], listed };
   }
-  return { ...result, listed };
+  return { ...(await settledBySize(connector, result, options)), listed };
+}
+
+/**
+ * A listing without a time cannot show a file is old enough (automations.md,
+ * `min_age`: such servers "are judged by size alone"): a picked file without
+ * one is listed again after the poll interval, and left for the next run if
+ * its size changed meanwhile.
+ */
+async function settledBySize(connector: Connector, result: SelectResult, options: ChooseOptions): Promise<SelectResult> {
+  const untimed = result.picked.filter((f) => f.modified === null && f.generated !== true);
+  if (untimed.length === 0 || options.config.min_age <= 0) return result;
+  await sleep(options.stabilityPollMs ?? 5_000, options.signal);
+  const again = new Map((await connector.list()).map((f) => [f.path, f]));
+  const growing = new Set(untimed.filter((f) => again.get(f.path)?.size !== f.size));
+  if (growing.size === 0) return result;
+  return {
+    ...result,
+    picked: result.picked.filter((f) => !growing.has(f)),
+    skipped: [...result.skipped, ...[...growing].map((file) => ({ file, reason: "still growing" as const }))],
+  };
 }
 
 async function waitUntilStable(connector: Connector, file: RemoteFile, options: ChooseOptions): Promise<RemoteFile | null> {

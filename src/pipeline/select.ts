@@ -7,7 +7,7 @@ import type { RemoteFile } from "../../connectors/types.js";
  */
 export type SelectMode = "latest" | "new" | "all";
 
-export type SkipReason = "no match" | "too young" | "already processed" | "not the latest";
+export type SkipReason = "no match" | "too young" | "still growing" | "already processed" | "not the latest";
 
 export interface SelectInput {
   files: readonly RemoteFile[];
