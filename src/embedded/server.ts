@@ -21,7 +21,8 @@ const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
  * rate-limit headers), then auth, then the routes of each resource.
  */
 export async function buildServer(ctx: ServiceContext, account: Account, limits: RateLimits): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
+  // Path values are searches and order keys (a channel of 50 and an order number of 100 characters): Fastify's 100 is too short.
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024, routerOptions: { maxParamLength: 2048 } });
 
   // DELETE and PATCH bodies are optional: an empty JSON body is an empty object, not an error.
   app.removeContentTypeParser("application/json");

@@ -57,6 +57,10 @@ describe("embedded service: v1 items (v1 parts 2, 4.2, 7)", () => {
     const bad = await h.json("GET", `/v1/search/items/${encodeURIComponent("(brand:=Nike")}`);
     expect(bad.status).toBe(400);
     expect(bad.body.result).toBe("failure");
+    // A long search (a list of identifiers) is a search, not a 414.
+    const ids = Array.from({ length: 40 }, (_, i) => `sku:=NO-SUCH-${i}`).join(" ");
+    const long = await h.json("GET", `/v1/search/items/${encodeURIComponent(`brand:=Nike (${ids})`)}`);
+    expect(long.status).toBe(200);
   });
 
   it("get by guid and by sku returns the full record", async () => {
