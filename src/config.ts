@@ -41,7 +41,7 @@ const rawSchema = z
     integration: z.string().min(1).default("conveyor"),
     database_url: optionalText,
     automations: optionalText,
-    listen: z.string().regex(/^[^:]+:\d+$/, "host:port, e.g. 127.0.0.1:8080").default("127.0.0.1:8080"),
+    listen: z.string().regex(/^(?:[^:[\]]+|\[[0-9A-Fa-f:.]+\]):\d+$/, "host:port, e.g. 127.0.0.1:8080 or [::1]:8080").default("127.0.0.1:8080"),
     secret_key: optionalText,
     smtp_url: optionalText,
     notify_email: optionalText,
@@ -181,7 +181,9 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
   const raw = result.data;
   for (const spec of SETTINGS) if (spec.secret) registerSecret(raw[spec.key]);
   const dataDir = path.resolve(cwd, raw.data_dir);
-  const [host = "127.0.0.1", port = "8080"] = raw.listen.split(/:(?=\d+$)/);
+  const [bracketed = "127.0.0.1", port = "8080"] = raw.listen.split(/:(?=\d+$)/);
+  // An IPv6 address is written in brackets ([::1]:8080); the server takes it without them.
+  const host = bracketed.replace(/^\[(.*)\]$/, "$1");
   const storage = raw.storage
     ? /^(s3|sftp):\/\//.test(raw.storage)
       ? raw.storage

@@ -17,6 +17,8 @@ describe("settings", () => {
     expect(s.embedded).toBe(true);
     expect(s.integration).toBe("conveyor");
     expect(s.listen).toEqual({ host: "127.0.0.1", port: 8080 });
+    expect(loadSettings({ cwd, env: { CONVEYOR_LISTEN: "[::1]:9090" } }).listen).toEqual({ host: "::1", port: 9090 });
+    expect(() => loadSettings({ cwd, env: { CONVEYOR_LISTEN: "::1:9090" } })).toThrow(/\[::1\]:8080/);
     expect(s.storage).toBe(path.join(cwd, ".conveyor", "storage"));
     expect(s.automations).toBe(path.join(cwd, "samples"));
     expect(s.concurrency).toBe(4);
