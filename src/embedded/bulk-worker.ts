@@ -24,6 +24,8 @@ export interface BulkJob {
   encoding: UploadEncoding;
   result: string | null;
   error: string | null;
+  /** The uploader's X-Auth-Integration: the log records of its rows name it, as those of single API calls do. */
+  integration: string;
 }
 
 export const RESULT_HEADER = ["row", "action", "guid", "result", "message"] as const;
@@ -89,7 +91,7 @@ export class BulkQueue {
     const out = createWriteStream(this.ctx.presign.path(resultName));
     const closed = once(out, "close");
     out.write(csvLine(RESULT_HEADER));
-    const source: ChangeSource = { method: "bulk", requestId: job.bulk_file, jobId: String(job.job_id), integration: "" };
+    const source: ChangeSource = { method: "bulk", requestId: job.bulk_file, jobId: String(job.job_id), integration: job.integration };
     const progress = db.prepare("UPDATE bulk_jobs SET processed = ?, succeeded = ?, failed = ? WHERE job_id = ?");
     const counts = { processed: 0, succeeded: 0, failed: 0 };
     let header: string[] | undefined;

@@ -4,7 +4,7 @@ import { rm } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { ServiceContext } from "./context.js";
+import { apiSource, type ServiceContext } from "./context.js";
 import { sqlTime } from "./db.js";
 import { HttpError, text, truthy, unixTime } from "./envelopes.js";
 import { csvRows, detectEncoding, openCsv, type UploadEncoding } from "./csv.js";
@@ -88,10 +88,10 @@ export function registerBulk(app: FastifyInstance, ctx: ServiceContext): void {
     }
     const info = ctx.db
       .prepare(
-        `INSERT INTO bulk_jobs (bulk_file, bulk_name, bulk_email, skip_all, sha256, created, status, rows, upload, encoding)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)`,
+        `INSERT INTO bulk_jobs (bulk_file, bulk_name, bulk_email, skip_all, sha256, created, status, rows, upload, encoding, integration)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
       )
-      .run(bulkFile, upload.fields.bulk_name ?? "", upload.fields.bulk_email ?? "", truthy(upload.fields.skip_all) ? 1 : 0, upload.sha256, sqlTime(new Date(ctx.now())), rows, upload.path, encoding);
+      .run(bulkFile, upload.fields.bulk_name ?? "", upload.fields.bulk_email ?? "", truthy(upload.fields.skip_all) ? 1 : 0, upload.sha256, sqlTime(new Date(ctx.now())), rows, upload.path, encoding, apiSource(request).integration);
     const jobId = Number(info.lastInsertRowid);
     ctx.bulk.enqueue(jobId);
     return { result: "success", bulk_file: bulkFile, job_id: jobId, rows, sha256: upload.sha256, time: unixTime(ctx.now()) };

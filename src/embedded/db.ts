@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS bulk_jobs (
   sha256 TEXT NOT NULL, created TEXT NOT NULL, status TEXT NOT NULL,
   rows INTEGER NOT NULL, processed INTEGER NOT NULL DEFAULT 0,
   succeeded INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
-  upload TEXT NOT NULL, encoding TEXT NOT NULL, result TEXT, error TEXT
+  upload TEXT NOT NULL, encoding TEXT NOT NULL, result TEXT, error TEXT,
+  integration TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS bulk_jobs_created ON bulk_jobs(created);
 CREATE TABLE IF NOT EXISTS exports (
@@ -75,6 +76,9 @@ export function openDb(paths: ServicePaths): Db {
   db.pragma("busy_timeout = 5000");
   db.exec(SCHEMA);
   db.exec(WEBHOOK_SCHEMA);
+  // A data folder from before bulk jobs kept their integration.
+  const columns = db.prepare("SELECT name FROM pragma_table_info('bulk_jobs')").pluck().all() as string[];
+  if (!columns.includes("integration")) db.exec("ALTER TABLE bulk_jobs ADD COLUMN integration TEXT NOT NULL DEFAULT ''");
   // A job that was running when the process stopped is finished by nobody: say so.
   db.prepare("UPDATE bulk_jobs SET status='failed', error='the service stopped while the job ran; upload it again' WHERE status IN ('queued','running')").run();
   db.prepare("UPDATE exports SET status='failed', error='the service stopped while the export ran; start it again' WHERE status IN ('queued','running')").run();

@@ -52,11 +52,13 @@ describe("embedded service: log search (v3 parts 2.4, 4.4; v1 part 4.6)", () => 
   it("bulk rows are logged with method bulk, job_id and request_id = bulk_file", async () => {
     const form = new FormData();
     form.append("bulk_file", new Blob(["action,guid,title\nadd,BL1,Bulk logged\nedit,BLX,nothing\n"]), "b.csv");
-    const answer = (await (await h.call("POST", "/v1/bulk", form)).json()) as Record<string, unknown>;
+    const answer = (await (await h.call("POST", "/v1/bulk", form, { "X-Auth-Integration": "bulk-partner" })).json()) as Record<string, unknown>;
     await waitFor(async () => ((await h.json("GET", `/v1/bulk/results/${String(answer.bulk_file)}`)).body.status === "complete" ? true : undefined), "bulk");
     const { results } = await search({ request_id: String(answer.bulk_file) });
     expect(results.found).toBe(2);
     expect(results.logs.every((l) => l.method === "bulk" && l.job_id === String(answer.job_id))).toBe(true);
+    // The uploader's integration, as for single calls: a search by it finds what its bulk files changed.
+    expect(results.logs.every((l) => l.integration === "bulk-partner")).toBe(true);
     expect(results.logs.map((l) => l.result).sort()).toEqual(["error", "success"]);
     const errors = await search({ request_id: String(answer.bulk_file), result: "error" });
     expect(errors.results.found).toBe(1);
