@@ -9,10 +9,12 @@ import type { WorkDb } from "./workdb.js";
  * matching, live diff, service actions and removal need, streamed into the
  * run's work database.
  */
-export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[]): string[] | null {
+export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[], options: { before: boolean }): string[] | null {
   const fields = new Set<string>([config.identifier]);
   if (config.diff_update) for (const f of config.diff_fields ?? mappedFields) fields.add(f);
-  // The plan shows "before" values of the fields it changes; without diff_update those come from the snapshot.
+  // plan.csv shows each field's value before and after: a debug run reads the mapped fields it would change.
+  // A live run writes no plan.csv, so it reads only what matching, diffing and removal need.
+  if (options.before) for (const f of mappedFields) fields.add(f);
   for (const f of serviceActionFields) {
     if (f === "*") return null;
     fields.add(f);

@@ -189,6 +189,15 @@ describe("guards stop before any write", () => {
     expect(h.items().get("P00099")?.listed).toBe("0");
   });
 
+  it("a debug run's plan shows each updated field's value before and after", async () => {
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(100, () => "9")));
+    const debug = await h.run(h.automation({ field_map: FIELD_MAP, update: "edit" }), { mode: "debug" });
+    expect(debug.counts.update).toBe(100);
+    const plan = debugFile(h, debug.id, "plan.csv").split(/\r?\n/);
+    expect(plan).toContain("update,edit,P00001,stock,1,9");
+    expect(plan).toContain("update,edit,P00001,cost,1.5,1.5");
+  });
+
   it("a record skipped by a rule or whose row failed is still in the feed: remove leaves it alone", async () => {
     const rows = catalogue(100);
     const bad = rows[7];

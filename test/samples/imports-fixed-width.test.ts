@@ -52,8 +52,8 @@ describe("samples/fixed-width-storage.json", () => {
     );
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "stock", "cost", "warehouse"]));
     const plan = await readDebug(env, run, "plan.csv");
-    expect(plan).toContain("update,edit,0000012345,stock,,148");
-    expect(plan).toContain("update,edit,713752E1,cost,,8.06");
+    expect(plan).toContain("update,edit,0000012345,stock,1,148");
+    expect(plan).toContain("update,edit,713752E1,cost,8.00,8.06");
     expect(plan).toMatch(/skipped,,0098000,/);
     await expectNoChange(env, run, before);
     expect(await readFile(feed)).toEqual(source);

@@ -64,7 +64,7 @@ describe("samples/json-api-http.json", () => {
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "title", "brand", "price", "stock", "upc"]));
     const plan = await readDebug(env, run, "plan.csv");
     expect(plan).toContain("create,add,000481,brand,,Acme");
-    expect(plan).toContain("update,edit,713752E1,price,,12.40");
+    expect(plan).toContain("update,edit,713752E1,price,11.00,12.40");
     await expectNoChange(env, run, before);
   });
 

@@ -45,7 +45,7 @@ describe("samples/price-list-xlsx-storage.json", () => {
     expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([{ sku: "0045210", upc: "0712345679021", cost: "4.03", msrp: "6.2", price: "5.84" }]));
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "upc", "cost", "msrp", "price"]));
     const plan = await readDebug(env, run, "plan.csv");
-    expect(plan).toContain("update,edit,713752E1,price,,11.69");
+    expect(plan).toContain("update,edit,713752E1,price,10.00,11.69");
     expect(plan).not.toMatch(/713752E2,(price|msrp),/);
     await expectNoChange(env, run, before);
     expect(await readFile(workbook)).toEqual(source);

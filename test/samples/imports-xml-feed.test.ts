@@ -60,7 +60,7 @@ describe("samples/xml-feed-http.json", () => {
     expect(await readFile(path.join(env.settings.dataDir, "runs", run.id, "debug", "source", "products.xml"))).toEqual(xml);
     expect(await recordsHeader(env, run)).toEqual(expect.arrayContaining(["sku", "ean", "title", "price", "stock", "category1"]));
     const plan = await readDebug(env, run, "plan.csv");
-    expect(plan).toContain("update,edit,0500100,price,,58.19");
+    expect(plan).toContain("update,edit,0500100,price,50.00,58.19");
     expect(plan).toContain("create,add,0500230,stock,,0");
     await expectNoChange(env, run, before);
   });
