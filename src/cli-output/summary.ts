@@ -12,7 +12,8 @@ export function runSummary(run: RunRecord): string {
     { automation: run.automation },
     { mode: `${run.mode}${run.diff ? " (diff)" : ""}` },
     { outcome: run.outcome ?? "running" },
-    { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped` },
+    // Records from before `merged` was counted have none.
+    { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped${c.merged ? `, ${c.merged} merged into earlier rows` : ""}` },
     { changes: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
     { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
     { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },

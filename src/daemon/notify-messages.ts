@@ -52,7 +52,7 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
     `Outcome: ${run.outcome ?? "running"}`,
     `Duration: ${duration(run)}`,
     "",
-    `Rows read: ${c.rows}, row errors: ${c.row_errors}`,
+    `Rows read: ${c.rows}, row errors: ${c.row_errors}${c.merged ? `, merged into earlier rows: ${c.merged}` : ""}`,
     `Create: ${c.create}, update: ${c.update}, unchanged: ${c.unchanged}, remove: ${c.remove}, skipped: ${c.skipped}, failed: ${c.failed}`,
     `Files: ${run.files.map((f) => `${f.name} (${f.size} bytes)`).join(", ") || "none"}`,
     `Requests: ${run.requests.read} reads, ${run.requests.write} writes`,

@@ -111,6 +111,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   counts.rows += read.rows;
   counts.row_errors += read.rowErrors;
   counts.skipped += read.skipped;
+  counts.merged += grouper.merged;
   const mapper = read.mapper;
   if (!mapper) return { guard: null, apply: null, bodies: [] };
 

@@ -152,7 +152,10 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     counts.skipped += read.skipped;
     if (!read.mapper || !current.planner) return { guard: null, apply: null, bulkFiles: [] };
     let done = current.planner;
-    if (repeated) done = await planAgain(input, work, batcher, plannerOptions(input, plan, work, batcher, scopeSize), read.mapper);
+    if (repeated) {
+      done = await planAgain(input, work, batcher, plannerOptions(input, plan, work, batcher, scopeSize), read.mapper);
+      counts.merged += work.mergedRows;
+    }
     else if (page.length) await done.page(page);
     page = [];
     await done.planRemovals();

@@ -20,6 +20,8 @@ export interface RunCounts {
   remove: number;
   skipped: number;
   failed: number;
+  /** Rows that shared an identifier with an earlier row (products: the last one won; orders: they joined its order). */
+  merged: number;
 }
 
 export interface RunFile {
@@ -65,7 +67,7 @@ export interface RunRecord extends RunSubject, RunParameters {
 }
 
 export function emptyCounts(): RunCounts {
-  return { rows: 0, row_errors: 0, create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0, failed: 0 };
+  return { rows: 0, row_errors: 0, create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0, failed: 0, merged: 0 };
 }
 
 /** The seed's status object (v3 part 2.2), derived from run records. */

@@ -30,7 +30,8 @@ describe("duplicate identifiers", () => {
     const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit", error_limit: "50%" });
 
     const debug = await h.run(automation, { mode: "debug" });
-    expect(debug.counts).toMatchObject({ rows: 12, row_errors: 1, create: 8 });
+    // P3 twice and P6 once more: three rows merged into earlier ones.
+    expect(debug.counts).toMatchObject({ rows: 12, row_errors: 1, create: 8, merged: 3 });
     const errors = debugFile(h, debug.id, "errors.csv").trim().split(/\r?\n/);
     expect(errors).toHaveLength(2);
     const bulk = debugFile(h, debug.id, "bulk-1.csv").trim().split(/\r\n/);
@@ -42,7 +43,7 @@ describe("duplicate identifiers", () => {
     expect(debug.debug_files?.filter((f) => f.startsWith("bulk-"))).toEqual(["bulk-1.csv"]);
 
     const live = await h.run(automation);
-    expect(live.counts).toMatchObject({ rows: 12, row_errors: 1, create: 8, failed: 0 });
+    expect(live.counts).toMatchObject({ rows: 12, row_errors: 1, create: 8, failed: 0, merged: 3 });
     expect(h.items().get("P3")).toMatchObject({ title: "Part 3 last", stock: "333" });
     expect(h.items().get("P6")).toMatchObject({ stock: "66" });
     const jobs = h.bulkJobs();
