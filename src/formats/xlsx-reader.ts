@@ -54,7 +54,7 @@ interface SheetInfo {
 
 export async function openXlsxReader(
   input: Readable,
-  options: Pick<ReadOptions, "sheet" | "skip_lines">,
+  options: Pick<ReadOptions, "sheet" | "skip_lines" | "headers">,
   onClose: () => Promise<void> = async () => {},
 ): Promise<RecordReader> {
   const sheet = options.sheet;
@@ -104,16 +104,22 @@ export async function openXlsxReader(
   }
 
   const batches = new RowBatches(parse());
-  let header: SourceRow | undefined;
+  // `headers` names the columns of a sheet without a header row: its first row is data.
+  let columns: string[] = options.headers?.length ? [...options.headers] : [];
   try {
-    header = await batches.shift();
+    if (columns.length === 0) {
+      const header = await batches.shift();
+      columns = header ? (header.raw as string[]) : [];
+    } else {
+      // The sheet is opened (and a missing one refused) before any row is used.
+      await batches.head(1);
+    }
   } catch (err) {
     input.destroy();
     await onClose();
     if (err instanceof ConveyorError) throw err;
     throw new ConveyorError("file_format", `The xlsx workbook cannot be read: ${String(err)}`, { cause: err });
   }
-  const columns = header ? (header.raw as string[]) : [];
   const width = columns.length;
   return {
     format: "xlsx",

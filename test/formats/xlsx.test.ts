@@ -47,6 +47,16 @@ describe("XLSX reader", () => {
     });
   });
 
+  it("takes the columns from headers for a sheet without a header row: its first row is data", async () => {
+    const named = await readRecords(book, { sheet: "Stock", headers: ["sku", "qty"] }, ["sku", "qty"]);
+    expect(named.records).toEqual([
+      { sku: "SKU", qty: "Qty" },
+      { sku: "0700", qty: "5" },
+      { sku: "0712345678901", qty: "12345678901234" },
+    ]);
+    await expect(openReader(book, { sheet: "Prices", headers: ["sku"] })).rejects.toMatchObject({ code: "file_format" });
+  });
+
   it("drops the sheet rows above the header that skip_lines names (a title row)", async () => {
     const wb = new ExcelJS.Workbook();
     const prices = wb.addWorksheet("Prices");
