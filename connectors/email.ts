@@ -4,7 +4,7 @@ import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import { ImapMailbox } from "./email-imap.js";
 import type { EmailOptions } from "./email-parts.js";
 import { senderOf, smtpTransport, smtpUrlRequired } from "./smtp-pool.js";
-import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, ConnectorFactory, RemoteFile, TransferResult } from "./types.js";
+import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, ConnectorFactory, RemoteFile, TransferResult, UploadAbout } from "./types.js";
 
 /** Maps what nodemailer throws to the connector codes; nodemailer's messages carry no password. */
 export function classifySmtpError(err: unknown): ConveyorError {
@@ -78,7 +78,7 @@ export class EmailConnector implements Connector {
     return this.imap.markProcessed(file);
   }
 
-  async upload(localPath: string, remoteName: string): Promise<TransferResult> {
+  async upload(localPath: string, remoteName: string, about?: UploadAbout): Promise<TransferResult> {
     const to = this.recipients;
     const url = smtpUrlRequired(this.ctx.settings.smtpUrl);
     const size = (await stat(localPath)).size;
@@ -89,8 +89,9 @@ export class EmailConnector implements Connector {
           await transport.sendMail({
             from: senderOf(url),
             to,
-            subject: this.conn.subject ?? remoteName,
-            text: this.conn.body ?? remoteName,
+            // automations.md: subject and body default to the automation's name and the run's summary.
+            subject: this.conn.subject ?? about?.title ?? remoteName,
+            text: this.conn.body ?? about?.summary ?? remoteName,
             // Streamed from the file by nodemailer, never read whole.
             attachments: [{ filename: remoteName, path: localPath }],
           });

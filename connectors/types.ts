@@ -48,6 +48,14 @@ export interface RemoteFile {
   generated?: boolean;
 }
 
+/** What an upload is, for a connection that can say so with the file (e-mail: the default subject and body). */
+export interface UploadAbout {
+  /** The automation's name. */
+  title: string;
+  /** One paragraph on the run that made the file. */
+  summary: string;
+}
+
 export interface TransferResult {
   size: number;
 }
@@ -104,7 +112,7 @@ export interface Connector {
    * Upload atomically: to `.<name>.part`, size checked, then renamed to `remoteName`.
    * A failure leaves nothing under `remoteName`.
    */
-  upload(localPath: string, remoteName: string): Promise<TransferResult>;
+  upload(localPath: string, remoteName: string, about?: UploadAbout): Promise<TransferResult>;
   delete(file: RemoteFile): Promise<void>;
   /** Move into `folder` (created when missing); a timestamp is added to the name when the target exists. Returns the new path. */
   move(file: RemoteFile, folder: string): Promise<string>;

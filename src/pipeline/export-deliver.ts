@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import type { Connector } from "../../connectors/types.js";
+import type { Connector, UploadAbout } from "../../connectors/types.js";
 import { ConveyorError } from "../errors.js";
 import type { RenderedFile } from "./export-render.js";
 import type { LogWriter } from "./logs.js";
@@ -71,8 +71,8 @@ export interface Delivery {
   bytes: number;
 }
 
-export async function deliverFile(connector: Connector, file: RenderedFile): Promise<Delivery> {
-  const { size } = await connector.upload(file.localPath, file.name);
+export async function deliverFile(connector: Connector, file: RenderedFile, about: UploadAbout): Promise<Delivery> {
+  const { size } = await connector.upload(file.localPath, file.name, about);
   if (size !== file.bytes) {
     throw new ConveyorError("transfer", `${file.name}: ${size} bytes delivered, ${file.bytes} written`, { retryable: true, hint: "Run the export again." });
   }

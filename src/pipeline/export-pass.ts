@@ -119,7 +119,8 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
       return { output: true, file, delivery: null };
     }
     ctx.stage("deliver", counts.rows);
-    const delivery = spool ? await deliverRecords(input.connector, spool, input.logs) : await deliverFile(input.connector, file);
+    const about = { title: automation.name, summary: `${file.name}: ${file.rows} ${file.rows === 1 ? "record" : "records"} exported by ${automation.name}, run ${recorder.record.id}.` };
+    const delivery = spool ? await deliverRecords(input.connector, spool, input.logs) : await deliverFile(input.connector, file, about);
     recorder.addFile({ name: file.name, size: file.bytes, sha256: await fileSha256(file.localPath) });
     counts.failed += delivery.failedRecords;
     ctx.stage("commit", counts.rows);

@@ -127,5 +127,21 @@ describe("http and e-mail exports", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    // No body given: the run's summary, not the file name.
+    expect(mail.text?.trim()).toBe(`stock.csv: ${RECORDS.length} records exported by Mailed stock list, run ${r.id}.`);
+  });
+
+  it("e-mail without subject or body: the automation's name and the run's summary", async () => {
+    mails.length = 0;
+    const a = automation({
+      name: "Nightly partner list",
+      connection: { type: "email", address: "buyer@partner.test" },
+      file_configs: [{ name: "list.csv", field_map: { sku: "sku" } }],
+    });
+    const r = await run(env, a);
+    expect(r.outcome).toBe("success");
+    const mail = await simpleParser(mails[0] ?? Buffer.alloc(0));
+    expect(mail.subject).toBe("Nightly partner list");
+    expect(mail.text).toContain(`exported by Nightly partner list, run ${r.id}`);
   });
 });
