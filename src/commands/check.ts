@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { describeProblem, loadAutomationFile, type Problem } from "../definition/index.js";
+import { definitionWarnings, describeProblem, loadAutomationFile, type Problem } from "../definition/index.js";
 import { isConveyorError } from "../errors.js";
 import { EXIT, runCommand } from "./context.js";
 
@@ -9,6 +9,8 @@ export interface FileCheck {
   file: string;
   ok: boolean;
   problems: Problem[];
+  /** Valid, but probably not what was meant. */
+  warnings: Problem[];
 }
 
 function problemsOf(err: unknown): Problem[] {
@@ -24,10 +26,10 @@ export async function checkFiles(files: readonly string[]): Promise<FileCheck[]>
   const out: FileCheck[] = [];
   for (const file of files) {
     try {
-      await loadAutomationFile(file);
-      out.push({ file, ok: true, problems: [] });
+      const automation = await loadAutomationFile(file);
+      out.push({ file, ok: true, problems: [], warnings: definitionWarnings(automation) });
     } catch (err) {
-      out.push({ file, ok: false, problems: problemsOf(err) });
+      out.push({ file, ok: false, problems: problemsOf(err), warnings: [] });
     }
   }
   return out;
@@ -38,6 +40,7 @@ export function formatChecks(checks: readonly FileCheck[]): string {
   const lines: string[] = [];
   for (const c of checks) {
     if (c.ok) lines.push(`${c.file}: ok`);
+    for (const w of c.warnings) lines.push(`${c.file}: warning: ${describeProblem(w)}`);
     for (const p of c.problems) lines.push(`${c.file}: ${describeProblem(p).replace(/\n/g, "\n    ")}`);
   }
   const bad = checks.filter((c) => !c.ok);
@@ -51,7 +54,7 @@ export function register(program: Command): void {
     .command("check")
     .description("validate automation definitions: every problem of every file, with its field path and what is allowed")
     .argument("<files...>", "definition files (JSON)")
-    .option("--json", "print {files: [{file, ok, problems: [{path, message, allowed}]}]}")
+    .option("--json", "print {files: [{file, ok, problems: [{path, message, allowed}], warnings: [same]}]}")
     .addHelpText("after", "\nExit code: 0 when every file is valid, 2 when any is not.\nExample: conveyor check samples/*.json")
     .action(async (files: string[], opts: { json?: boolean }) => {
       const json = opts.json === true;

@@ -1,5 +1,6 @@
 import { createConnector } from "../../connectors/index.js";
 import type { Connector } from "../../connectors/types.js";
+import { definitionWarnings } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { runExportPass } from "./export-pass.js";
 import type { ImportContext, ImportOutcome } from "./import-run.js";
@@ -29,6 +30,7 @@ export async function runExport(ctx: ExportContext): Promise<ImportOutcome> {
       hint: "Add a connection (ftp, ftps, sftp, sdsftp, sds3, http or email).",
     });
   }
+  for (const w of definitionWarnings(automation)) ctx.env.logger.warn({ run_id: recorder.record.id, automation: options.key, field: w.path }, w.allowed ? `${w.message}; use ${w.allowed}` : w.message);
   const live = options.mode === "prod";
   let connector: Connector | null = null;
   if (live) {

@@ -73,6 +73,20 @@ describe("conveyor check", () => {
     expect(out.files[0]?.problems.map((p) => p.path).sort()).toEqual(FIVE_PATHS);
   });
 
+  it("warns, without refusing, of an order export with no search", async () => {
+    const file = write("all-orders.json", {
+      name: "All orders", active: true, schedule: "0 * * * *", type: "orders", action: "export",
+      connection: { type: "sdsftp", path: "out" },
+      file_configs: [{ name: "orders.csv", field_map: { ordernumber: "Order" } }],
+    });
+    const r = await cli(["check", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`${file}: ok`);
+    expect(r.stdout).toContain(`${file}: warning: file_configs[0].search: no search: every order is exported on every run`);
+    const j = JSON.parse((await cli(["check", "--json", file])).stdout) as { files: Array<{ ok: boolean; warnings: Array<{ path: string }> }> };
+    expect(j.files[0]).toMatchObject({ ok: true, warnings: [{ path: "file_configs[0].search" }] });
+  });
+
   it("points at the line and column of a JSON syntax error", async () => {
     const file = write("syntax.json", '{\n  "name": "x",\n  "active": true,\n}\n');
     const r = await cli(["check", file]);
