@@ -91,7 +91,8 @@ export function checkOrderFields(fields: Iterable<string>): void {
   }
 }
 
-function validate(record: MappedRecord): { message: string; field: string } | null {
+/** Status values against the seed's writable sets (normalized to upper case in place), and the ship date. */
+export function checkOrderValues(record: MappedRecord): { message: string; field: string } | null {
   for (const [field, allowed] of STATUS_FIELDS) {
     const value = record[field];
     if (value === undefined || isBlank(value)) continue;
@@ -142,7 +143,7 @@ export class OrderGrouper {
 
   /** Adds one mapped row; returns a row error (and changes nothing) when it fails validation. */
   add(identifier: string, record: MappedRecord, ignored: ReadonlySet<string> = NONE_IGNORED, line = 0): RowErrorInfo | null {
-    const problem = validate(record);
+    const problem = checkOrderValues(record);
     if (problem !== null) return { line, message: problem.message, field: problem.field };
     let order = this.byId.get(identifier);
     if (order === undefined) {

@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
-import { OrderGrouper, type ImportMapper, type OrderDraft } from "../mapping/index.js";
+import { OrderGrouper, checkOrderValues, type ImportMapper, type OrderDraft } from "../mapping/index.js";
 import type { SourceRow } from "../formats/index.js";
 import type { Order } from "../service/index.js";
 import { applyOrderBodies } from "./apply-orders.js";
@@ -54,6 +54,9 @@ function where(draft: OrderDraft): string {
 function serviceActions(mapper: ImportMapper<SourceRow>, draft: OrderDraft, service: Order | undefined): { ok: true } | { skipped: number } | { error: string } {
   const acted = mapper.applyServiceActions(orderScalars(draft), draft.ignored, service);
   if (!acted.ok) return "skipped" in acted ? { skipped: acted.skipped.rule } : { error: acted.error.message };
+  // A value an action set is checked as a mapped one is: a status the service would refuse is this order's error.
+  const problem = checkOrderValues(acted.record);
+  if (problem) return { error: `service_actions: ${problem.message}` };
   for (const f of acted.ignored) draft.ignored.add(f);
   for (const [field, value] of Object.entries(acted.record)) {
     const dot = field.indexOf(".");

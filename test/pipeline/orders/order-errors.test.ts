@@ -34,6 +34,24 @@ describe("order import: row errors and refused orders", () => {
     expect((await orderByNumber(env, "B-3")).status).toBe("COMPLETE");
   });
 
+  it("a status a service action sets is checked against the writable set too", async () => {
+    const automation = storageImport("status-acted", {
+      name: "/acted.*\\.csv/",
+      field_map: { ordernumber: "Order", status: "Status" },
+      identifier: "ordernumber",
+      update: true,
+      error_limit: 5,
+      service_actions: [{ search: "ordernumber:=B-1", setValue: { status: "shipped" } }, { search: "ordernumber:=B-3", setValue: { status: "ready" } }],
+    });
+    await putFeed(env, "acted.csv", "Order,Status\nB-1,PENDING\nB-3,COMPLETE\n");
+    const record = await run(env, automation, "debug");
+    expect(record.counts).toMatchObject({ rows: 2, row_errors: 1 });
+    const errors = await readDebug(env, record, "errors.csv");
+    expect(errors).toContain('2,B-1,"service_actions: status ""shipped"" is not a status the service accepts');
+    // A valid value in another case is written as the service spells it.
+    expect(await readDebug(env, record, "plan.csv")).toMatch(/^update,update,B-3,status,[A-Z]+,READY\r?$/m);
+  });
+
   it("over error_limit the run stops before writing", async () => {
     const automation = storageImport("status-strict", {
       name: "/strict.*\\.csv/",
