@@ -12,6 +12,7 @@ import type { ProductPassInput } from "./import-products.js";
 import { OrderBodyBatcher, type OrderBody } from "./order-bodies.js";
 import { orderScalars, planArchive, planOrder, type OrderPlanConfig } from "./plan-orders.js";
 import type { PlannedOp } from "./plan.js";
+import { notPlannedLog } from "./logs.js";
 import { readAndMap } from "./read.js";
 import { normalizeId, readOrderScope } from "./scope-orders.js";
 
@@ -78,6 +79,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   const rowError = async (line: number | null, identifier: string, message: string): Promise<void> => {
     counts.row_errors++;
     await input.debug.addError(line, identifier, message);
+    if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line: line ?? 0, message }));
   };
 
   input.onStage?.("read", 0);
@@ -103,8 +105,9 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
           });
         }
       },
-      mentioned: (identifier) => {
-        if (mentioned.size < MAX_ORDERS) mentioned.add(identifier);
+      notPlanned: (event) => {
+        if (mentioned.size < MAX_ORDERS) mentioned.add(event.identifier);
+        if (input.live) input.logs.add(notPlannedLog(event));
       },
     },
     now: input.now,

@@ -12,7 +12,7 @@ import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
 import { faultPoint } from "./faults.js";
 import { checkGuards, type GuardTrip } from "./guards.js";
-import type { LogWriter } from "./logs.js";
+import { notPlannedLog, type LogWriter } from "./logs.js";
 import type { ProductAction, ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
 import { QUIET_DEBUG, readAndMap } from "./read.js";
@@ -135,8 +135,9 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
           page = [];
           return current.planner.page(rows);
         },
-        mentioned: (identifier) => {
-          if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(identifier);
+        notPlanned: (event) => {
+          if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(event.identifier);
+          if (input.live) input.logs.add(notPlannedLog(event));
         },
       },
       now: input.now,
@@ -223,8 +224,10 @@ async function planAgain(input: ProductPassInput, work: WorkDb, batcher: BulkBat
 async function reportDeferred(input: ProductPassInput, work: WorkDb): Promise<void> {
   for (const events of work.deferred()) {
     for (const e of events) {
-      if (e.kind === "error") await input.debug.addError(e.line, e.identifier, e.message);
-      else input.logs.add({ action: "skip", identifier: e.identifier, result: "warning", message: { reason: e.message } });
+      if (e.kind === "error") {
+        await input.debug.addError(e.line, e.identifier, e.message);
+        if (input.live) input.logs.add(notPlannedLog({ kind: "error", identifier: e.identifier, line: e.line ?? 0, message: e.message }));
+      } else input.logs.add({ action: "skip", identifier: e.identifier, result: "warning", message: { reason: e.message } });
     }
   }
 }

@@ -26,6 +26,11 @@ function timestamp(date: Date): string {
   return date.toISOString().replace("T", " ").slice(0, 19);
 }
 
+/** The log record of a row a live run read but did not plan: a skip (warning) or a row error. */
+export function notPlannedLog(event: { kind: "skipped" | "error"; identifier: string; line: number; message: string }): LogEntry {
+  return { action: "skip", identifier: event.identifier, result: event.kind === "error" ? "error" : "warning", message: { reason: event.message, line: event.line } };
+}
+
 export class LogWriter {
   private buffer: LogRecord[] = [];
   private pending: Promise<void> = Promise.resolve();

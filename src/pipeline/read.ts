@@ -19,10 +19,18 @@ export interface ReadCounts {
 export interface MappedSink {
   record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void | Promise<void>;
   /**
-   * A record the feed names but that is not planned (dropped by a skip rule, or its row failed):
-   * it is still in the feed, so `remove` must not take it away.
+   * A record the feed names but that is not planned: dropped by a skip rule, or its row failed
+   * after its identifier was mapped. It is still in the feed, so `remove` must not take it away,
+   * and the run touched it, so a live run logs it.
    */
-  mentioned?(identifier: string): void;
+  notPlanned?(event: NotPlanned): void;
+}
+
+export interface NotPlanned {
+  kind: "skipped" | "error";
+  identifier: string;
+  line: number;
+  message: string;
 }
 
 /** What reading writes to the debug files: a second read of the same files passes one that writes nothing. */
@@ -99,12 +107,14 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
           if (sunk) await sunk;
         } else if ("skipped" in result) {
           counts.skipped++;
-          if (result.skipped.identifier !== undefined) input.sink.mentioned?.(result.skipped.identifier);
+          const { identifier, rule, line } = result.skipped;
+          if (identifier !== undefined) input.sink.notPlanned?.({ kind: "skipped", identifier, line, message: `skipped by vendor_actions[${rule}]` });
         } else {
           counts.rowErrors++;
-          const id = result.error.identifier;
-          if (id !== undefined) input.sink.mentioned?.(id);
-          await input.debug.addError(result.error.line, id ?? "", `${file.remote.name}: ${result.error.message}`);
+          const { identifier, line } = result.error;
+          const message = `${file.remote.name}: ${result.error.message}`;
+          if (identifier !== undefined) input.sink.notPlanned?.({ kind: "error", identifier, line, message });
+          await input.debug.addError(line, identifier ?? "", message);
         }
         if (counts.rows % 10_000 === 0) input.onRows?.(counts.rows);
       }

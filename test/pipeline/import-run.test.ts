@@ -220,6 +220,10 @@ describe("guards stop before any write", () => {
     expect(run.counts).toMatchObject({ skipped: 1, row_errors: 1, remove: 0 });
     expect(h.items().has("P00003")).toBe(true);
     expect(h.items().has("P00007")).toBe(true);
+    // Both were touched by the run: each has its log record.
+    const logs = (await h.worker.env.store.searchLogs({ account: h.worker.env.account, records: 1000 })).logs.filter((l) => l.job_id === run.id && l.action === "skip");
+    expect(logs.map((l) => [l.identifier, l.result]).sort()).toEqual([["P00003", "warning"], ["P00007", "error"]]);
+    expect(logs.find((l) => l.identifier === "P00007")?.message).toContain("calculate");
   });
 
   it("error_limit weighs each file config's errors against its own rows", async () => {
