@@ -93,7 +93,7 @@ export class ExportSnapshot {
    * snapshot, except those whose delivery failed (a diff run sends them
    * again). A full run then drops what it did not see.
    */
-  async commit(failed: ReadonlySet<string>): Promise<number> {
+  async commit(failed: ReadonlySet<string>, onCommitted?: (identifier: string) => void): Promise<number> {
     await this.close();
     const { store, key } = this.options;
     // The store stamps entries with its own clock; prune by the same clock.
@@ -105,6 +105,7 @@ export class ExportSnapshot {
       if (line === "") continue;
       const [identifier, hash] = JSON.parse(line) as [string, string];
       if (failed.has(identifier)) continue;
+      onCommitted?.(identifier);
       batch.push({ identifier, values: { h: hash } });
       if (batch.length >= 1000) {
         await store.snapshotPut(key, batch);

@@ -125,7 +125,9 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     counts.failed += delivery.failedRecords;
     ctx.stage("commit", counts.rows);
     // A pass whose every record was refused delivered nothing: the snapshot stays.
-    if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds);
+    // Each record of a delivered file gets its log record (per-record http logged each answer already).
+    const logged = spool ? undefined : (identifier: string): void => input.logs?.add({ action: "export", identifier, result: "success", message: { file: file.name } });
+    if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds, logged);
     return { output: true, file, delivery };
   } finally {
     await renderer.abort();

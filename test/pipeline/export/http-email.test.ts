@@ -129,6 +129,9 @@ describe("http and e-mail exports", () => {
     }
     // No body given: the run's summary, not the file name.
     expect(mail.text?.trim()).toBe(`stock.csv: ${RECORDS.length} records exported by Mailed stock list, run ${r.id}.`);
+    // Every record of the delivered file has its log record.
+    const logs = await env.worker.env.store.searchLogs({ account: env.worker.env.account, job_id: r.id, operation: "export" });
+    expect(logs.logs.filter((l) => l.job_id === r.id && l.action === "export" && l.result === "success")).toHaveLength(RECORDS.length);
   });
 
   it("e-mail without subject or body: the automation's name and the run's summary", async () => {
