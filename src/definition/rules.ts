@@ -54,6 +54,8 @@ function fieldMapRules(fc: Record<string, unknown>, action: unknown, at: (string
   if (fc.format === "fixed" && action === "import" && offsets === 0 && values.length > 0) add([...at, "field_map"], "a fixed-width file is mapped with [start, end] offsets", "[start, end] per field, e.g. [0, 12]");
 }
 
+const BULK_FILE_UNUSED = ["field_map", "field_run", "value_map", "value_map_default", "vendor_actions", "service_actions", "create", "update", "remove"] as const;
+
 function readerRules(fc: Record<string, unknown>, at: (string | number)[], add: Add): void {
   const format = fc.format;
   if (fc.jsonpath === true && fc.xpath === true) add([...at, "xpath"], "jsonpath and xpath cannot both be on", "one of them");
@@ -61,6 +63,14 @@ function readerRules(fc: Record<string, unknown>, at: (string | number)[], add: 
   if (fc.xpath === true && format !== undefined && format !== "xml") add([...at, "xpath"], `XPath needs format xml, not ${String(format)}`, "xml");
   if (fc.bulk_file === true && (fc.jsonpath === true || fc.xpath === true || (format !== undefined && format !== "bulk"))) {
     add([...at, "bulk_file"], "a bulk file is sent as it is: no format, jsonpath or xpath", "bulk_file alone (format bulk)");
+  }
+  if (fc.bulk_file === true) {
+    // Sent as it is, without mapping: a key that maps or decides an operation would silently do nothing.
+    for (const key of BULK_FILE_UNUSED) {
+      const value = fc[key];
+      if (value === undefined || (isRecord(value) && Object.keys(value).length === 0) || (Array.isArray(value) && value.length === 0)) continue;
+      add([...at, key], `a bulk file is sent as it is, so "${key}" would do nothing: its action column says what each row does`, "bulk_file alone, or bulk_file: 0 with field_map");
+    }
   }
   if (fc.sheet !== undefined && format !== undefined && format !== "xlsx") add([...at, "sheet"], `sheet applies to xlsx files, not ${String(format)}`);
   if (fc.root !== undefined && format !== undefined && format !== "json" && format !== "xml") add([...at, "root"], `root applies to json and xml files, not ${String(format)}`);
@@ -75,6 +85,7 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
     if (typeof fc.format === "string" && !(EXPORT_FORMATS as readonly string[]).includes(fc.format)) add([...at, "format"], `"${fc.format}" is not an export format`, EXPORT_FORMATS.join(", "));
     if (typeof fc.name === "string" && fc.name.split(/[\\/]/).includes("..")) add([...at, "name"], "the file name may not climb out of the connection's path", "a file name such as stock-{{DATE}}.csv");
   } else if (action === "import") {
+    if (fc.bulk_file === true && type !== "products") add([...at, "bulk_file"], `a service bulk file holds products, not ${String(type)}`, "bulk_file with type products");
     if (fc.bulk_file !== true && OPERATIONS.every((op) => fc[op] === undefined)) {
       add(at, "an import needs at least one of create, update, remove", type === "orders" ? "create: true, update: true, remove: true" : "create: start|add, update: edit|relist, remove: end|delete");
     }

@@ -9,6 +9,7 @@ import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { chooseFiles, describeListing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
 import type { GuardTrip } from "./guards.js";
+import { runBulkFilePass } from "./import-bulk.js";
 import { runOrderPass } from "./import-orders.js";
 import { runProductPass } from "./import-products.js";
 import { LogWriter } from "./logs.js";
@@ -59,7 +60,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         recorder.addFile({ name: f.remote.name, size: f.size, sha256: f.sha256, modified: f.remote.modified ? f.remote.modified.toISOString() : null });
         await ctx.debug.addSource(f.localPath, f.remote.name);
       }
-      const runPass = automation.type === "orders" ? runOrderPass : runProductPass;
+      const runPass = config.bulk_file ? runBulkFilePass : automation.type === "orders" ? runOrderPass : runProductPass;
       const before = { ...recorder.counts };
       const pass = await runPass({
         automation,

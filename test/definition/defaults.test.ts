@@ -112,7 +112,7 @@ describe("file config defaults", () => {
   it.each([
     [{ jsonpath: 1, field_map: { sku: "$.sku" } }, "json"],
     [{ xpath: 1, field_map: { sku: "sku" } }, "xml"],
-    [{ bulk_file: 1, field_map: {} }, "bulk"],
+    [{ bulk_file: 1, field_map: {}, update: undefined }, "bulk"],
     [{ field_map: { sku: [0, 12], stock: [12, 18] } }, "fixed"],
     [{ format: "xlsx" }, "xlsx"],
   ])("format from %j is %s", (patch, format) => {

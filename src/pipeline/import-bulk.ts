@@ -1,0 +1,149 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { ConveyorError } from "../errors.js";
+import { openReader, type SourceRow } from "../formats/index.js";
+import { applyProductFiles } from "./apply-products.js";
+import type { BulkFile } from "./bulk-batcher.js";
+import { ByteSink } from "./byte-sink.js";
+import { csvCell } from "./csv-cell.js";
+import type { FetchedFile } from "./fetch.js";
+import { checkGuards } from "./guards.js";
+import type { ProductPassInput, ProductPassResult } from "./import-products.js";
+import { notPlannedLog } from "./logs.js";
+import type { OpKind, PlannedOp, ProductAction } from "./plan.js";
+import { readOptions } from "./read.js";
+
+/**
+ * `bulk_file: 1` (automations.md): the file already is a service bulk file,
+ * `action` column first and the identifier column second, and is sent as it
+ * is, without mapping. Its rows keep their order and their cells (a blank
+ * cell resets a field, as the file's author meant); they are only cut into
+ * files of `bulk_rows` rows, a new file where the action changes, so each
+ * result is logged under its own action. A row the service would refuse
+ * (an unknown action, no identifier, a wrong number of cells) is a row
+ * error with its line, and the others go on. There is no scope: nothing is
+ * looked up, diffed or removed except by the file's own rows.
+ */
+const KIND: Record<ProductAction, OpKind> = { add: "create", start: "create", edit: "update", relist: "update", end: "remove", delete: "remove" };
+const IDENTIFIER_COLUMNS = ["guid", "sku", "id"];
+
+function isAction(value: string): value is ProductAction {
+  return Object.hasOwn(KIND, value);
+}
+
+export async function runBulkFilePass(input: ProductPassInput): Promise<ProductPassResult> {
+  const { counts } = input;
+  const errorsBefore = counts.row_errors;
+  const folder = path.join(input.workDir, "bulk");
+  await mkdir(folder, { recursive: true });
+  input.onStage?.("read", 0);
+  const cutter = new BulkCutter(folder, input.bulkRows);
+  let rows = 0;
+  try {
+    for (const file of input.files) rows += await readBulkFile(input, file, cutter);
+  } finally {
+    await cutter.close();
+  }
+  counts.rows += rows;
+  const bulkFiles = cutter.files;
+  for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
+  const guard = checkGuards({
+    rows,
+    rowErrors: counts.row_errors - errorsBefore,
+    removals: 0,
+    scopeSize: 0,
+    removeConfigured: false,
+    removeLimit: input.config.remove_limit,
+    errorLimit: input.config.error_limit,
+    force: input.force,
+  });
+  if (guard || !input.live) return { guard, apply: null, bulkFiles };
+  input.onStage?.("apply", rows);
+  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal });
+  counts.failed += apply.failed.size;
+  return { guard: null, apply, bulkFiles };
+}
+
+async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: BulkCutter): Promise<number> {
+  const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection));
+  let rows = 0;
+  try {
+    const columns = (await reader.columns()) ?? [];
+    const idColumn = (columns[1] ?? "").trim();
+    if (!IDENTIFIER_COLUMNS.includes(idColumn.toLowerCase())) {
+      throw new ConveyorError("file_format", `${file.remote.name}: the second column of a bulk file names the identifier, and "${idColumn}" is not guid, sku or id`, {
+        details: { field: "bulk_file" },
+        hint: "Fix the file's header (action, guid|sku|id, then the fields), or set bulk_file to 0 and map its columns with field_map.",
+      });
+    }
+    const fields = columns.slice(2);
+    for await (const row of reader.rows(input.signal)) {
+      rows++;
+      const cells = row.raw as string[];
+      const action = (cells[0] ?? "").trim().toLowerCase();
+      const problem = rowProblem(row, cells, columns.length);
+      const identifier = (cells[1] ?? "").trim();
+      if (problem !== null || !isAction(action)) {
+        input.counts.row_errors++;
+        const message = `${file.remote.name}: ${problem ?? `line ${row.line}: unknown action`}`;
+        await input.debug.addError(row.line, identifier, message);
+        if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line: row.line, message }));
+        continue;
+      }
+      const op: PlannedOp = { kind: KIND[action], action, identifier, line: row.line, changes: fields.map((field, i) => ({ field, before: null, after: cells[i + 2] ?? "" })) };
+      input.counts[op.kind]++;
+      await input.debug.addPlan(op);
+      await cutter.add(action, [columns[0] ?? "action", idColumn, ...fields], [action, identifier, ...cells.slice(2)]);
+    }
+  } finally {
+    await reader.close();
+  }
+  return rows;
+}
+
+function rowProblem(row: SourceRow, cells: readonly string[], width: number): string | null {
+  if (row.error !== undefined) return `line ${row.line}: ${row.error}`;
+  if (cells.length !== width) return `line ${row.line} has ${cells.length} cells, the header has ${width}`;
+  const action = (cells[0] ?? "").trim().toLowerCase();
+  if (!isAction(action)) return `line ${row.line}: unknown action ${JSON.stringify(cells[0] ?? "")} (allowed: ${Object.keys(KIND).join(", ")})`;
+  if ((cells[1] ?? "").trim() === "") return `line ${row.line}: the identifier is empty`;
+  return null;
+}
+
+/** Bulk files in the order of the rows: a new one at `bulkRows` rows, or where the action or the header changes. */
+class BulkCutter {
+  readonly files: BulkFile[] = [];
+  private open: { file: BulkFile; sink: ByteSink; header: string } | null = null;
+
+  constructor(
+    private readonly folder: string,
+    private readonly bulkRows: number,
+  ) {}
+
+  async add(action: ProductAction, header: readonly string[], cells: readonly string[]): Promise<void> {
+    const headerLine = header.map(csvCell).join(",");
+    let target = this.open;
+    if (!target || target.file.action !== action || target.header !== headerLine || target.file.rows >= this.bulkRows) {
+      await this.close();
+      target = await this.start(action, header, headerLine);
+    }
+    target.file.rows++;
+    const written = target.sink.write(`${cells.map(csvCell).join(",")}\r\n`);
+    if (written) await written;
+  }
+
+  private async start(action: ProductAction, header: readonly string[], headerLine: string): Promise<{ file: BulkFile; sink: ByteSink; header: string }> {
+    const name = `bulk-${this.files.length + 1}.csv`;
+    const file: BulkFile = { name, path: path.join(this.folder, name), action, columns: header.slice(2), rows: 0 };
+    const sink = await ByteSink.open(file.path, 64 * 1024);
+    await sink.write(`${headerLine}\r\n`);
+    this.open = { file, sink, header: headerLine };
+    this.files.push(file);
+    return this.open;
+  }
+
+  async close(): Promise<void> {
+    await this.open?.sink.close();
+    this.open = null;
+  }
+}
