@@ -22,6 +22,8 @@ export class SftpConnector implements Connector {
   private readonly session: Session<SftpSession>;
   private readonly server: string;
   private readonly idleMs: number;
+  /** The host key the server offered and the session accepted: a run records it (automations.md, `host_key`). */
+  private hostKey: string | undefined;
 
   constructor(connection: ConnectionConfig, private readonly context: ConnectorContext, options?: TransportOptions) {
     this.type = connection.type;
@@ -51,8 +53,9 @@ export class SftpConnector implements Connector {
   private async op<T>(action: string, fn: (s: SftpSession, touch: () => void) => Promise<T>): Promise<T> {
     const site: ErrorSite = { protocol: this.type, server: this.server, action, phase: "operation" };
     try {
-      return await this.session.run((s) =>
-        withIdleTimeout(
+      return await this.session.run((s) => {
+        this.hostKey = s.fingerprint;
+        return withIdleTimeout(
           this.idleMs,
           (touch) => fn(s, touch),
           () => {
@@ -60,8 +63,8 @@ export class SftpConnector implements Connector {
             s.socket.destroy();
           },
           () => timeoutError(`sftp ${action} on ${this.server}`, this.idleMs),
-        ),
-      );
+        );
+      });
     } catch (err) {
       throw classifyError(err, site);
     }
@@ -141,6 +144,10 @@ export class SftpConnector implements Connector {
       if (kind !== "d") throw Object.assign(new Error(`folder ${s.root} does not exist`), { code: "ENOENT" });
       return { ok: true as const, facts: { server: this.server, host_key: s.fingerprint, path: s.root } };
     });
+  }
+
+  facts(): Record<string, string> {
+    return this.hostKey ? { host_key: this.hostKey } : {};
   }
 
   async close(): Promise<void> {

@@ -121,6 +121,8 @@ export interface Connector {
   close(): Promise<void>;
   /** After a live run applied the file: e-mail marks it seen and advances its checkpoint. */
   markProcessed?(file: RemoteFile): Promise<void>;
+  /** What the connection learned that a run records (sftp: the host key it accepted). */
+  facts?(): Record<string, string>;
   /** http export with `payload_multi: 0`: one request per record, each with its own result. */
   sendRecords?(records: readonly unknown[]): Promise<RecordSendResult[]>;
 }

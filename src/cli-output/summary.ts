@@ -17,6 +17,7 @@ export function runSummary(run: RunRecord): string {
     { changes: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
     { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
     { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },
+    ...(run.connection?.host_key ? [{ "host key": run.connection.host_key }] : []),
     { took: formatDuration(took) },
   );
   const lines = [table.toString()];
@@ -41,6 +42,7 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     requests: run.requests,
     files: run.files.map((f) => ({ name: f.name, size: f.size, sha256: f.sha256 })),
     debug_files: run.debug_files,
+    ...(run.connection ? { connection: run.connection } : {}),
     ...(run.guard ? { guard: run.guard } : {}),
     ...(run.error ? { error: run.error } : {}),
   };

@@ -52,6 +52,7 @@ export async function runExport(ctx: ExportContext): Promise<ImportOutcome> {
       if (pass.output) output = true;
     }
   } finally {
+    recorder.noteConnection(connector?.facts?.() ?? {});
     await logs?.flush();
     await connector?.close().catch(() => undefined);
   }

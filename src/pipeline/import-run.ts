@@ -92,6 +92,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
       if (!failedThrough(before, recorder.counts)) await finishFiles(ctx, connector, config, index, files);
     }
   } finally {
+    recorder.noteConnection(connector.facts?.() ?? {});
     await logs.flush();
     await connector.close().catch(() => undefined);
   }

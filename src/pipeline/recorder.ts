@@ -69,6 +69,11 @@ export class RunRecorder {
     this.record.bytes += file.size;
   }
 
+  /** What the connection learned (an accepted host key), kept with the run. */
+  noteConnection(facts: Record<string, string>): void {
+    if (Object.keys(facts).length > 0) this.record.connection = { ...this.record.connection, ...facts };
+  }
+
   private async beat(): Promise<void> {
     this.record.heartbeat = new Date().toISOString();
     await this.store

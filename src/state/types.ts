@@ -60,6 +60,8 @@ export interface RunRecord extends RunSubject, RunParameters {
   files: RunFile[];
   debug_files: string[];
   guard: { name: string; message: string } | null;
+  /** What the connection learned (sftp: `host_key`, the fingerprint the server offered and the run accepted). */
+  connection?: Record<string, string>;
   /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */
   error: { code: string; message: string; hint?: string } | null;
   /** Last sign of life of a running run: a run whose heartbeat stopped was interrupted. */

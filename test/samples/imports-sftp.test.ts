@@ -70,6 +70,8 @@ describe("samples/supplier-stock-sftp.json", () => {
     expect(run.outcome).toBe("success");
     // 12 rows; 000123, 007001 and 009999 already hold the file's values; 010251 is not in the service; 006000 is ended.
     expect(run.counts).toMatchObject({ rows: 12, row_errors: 0, create: 0, update: 8, unchanged: 3, remove: 1, skipped: 1, failed: 0 });
+    // No host_key in the sample: the key the server offered was accepted, and the run records it.
+    expect(run.connection).toEqual({ host_key: server.fingerprint });
     await expectDebugFiles(env, run, [FILE]);
     expect(await debugRecords(env, run)).toEqual(expect.arrayContaining([{ sku: "000123", stock: "148", cost: "3.42" }, { sku: "010251", stock: "58", cost: "11.30" }]));
     const plan = await readDebug(env, run, "plan.csv");
