@@ -136,6 +136,18 @@ export class DebugFiles {
     this.names.add(name);
   }
 
+  /**
+   * What a live run would send on top of this run's own requests (runs.md,
+   * summary.json): a product bulk file is one upload, then at least one status
+   * poll and the result file; an order body is one request.
+   */
+  liveRequests(own: { read: number; write: number }): { read: number; write: number } {
+    const names = [...this.names].filter((n) => n.startsWith("bulk-"));
+    const bulk = names.filter((n) => n.endsWith(".csv")).length;
+    const bodies = names.filter((n) => n.endsWith(".json")).length;
+    return { read: own.read + 2 * bulk, write: own.write + bulk + bodies };
+  }
+
   /** Closes the writers; the file names relative to the debug folder. */
   async finish(): Promise<string[]> {
     await this.plan?.close();

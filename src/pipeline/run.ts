@@ -74,6 +74,8 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     error: (error ?? applyError)?.toJSON() ?? null,
     files: recorder.record.files,
     requests: recorder.record.requests,
+    // A debug run: what the live run would make (reads: at least; the service is polled until each file is done).
+    ...(options.mode === "debug" && options.automation.action === "import" ? { live_requests: debug.liveRequests(recorder.record.requests) } : {}),
     timings,
   });
   const debugFiles = await debug.finish();

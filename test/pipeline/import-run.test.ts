@@ -79,6 +79,10 @@ describe("product import run", () => {
 
     const live = await h.run(automation);
     expect(live.outcome).toBe("success");
+    // summary.json said what the live run would send: its writes exactly, its reads at least.
+    const predicted = (JSON.parse(debugFile(h, debug.id, "summary.json")) as { live_requests: { read: number; write: number } }).live_requests;
+    expect(predicted.write).toBe(live.requests.write);
+    expect(predicted.read).toBeLessThanOrEqual(live.requests.read);
     const jobs = h.bulkJobs();
     expect(jobs).toHaveLength(1);
     for (const [i, job] of jobs.entries()) expect(readFileSync(job.upload, "utf8")).toBe(debugFile(h, debug.id, `bulk-${i + 1}.csv`));
