@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { runJson, runSummary } from "../cli-output/summary.js";
 import { progressView } from "../cli-output/progress.js";
 import { createLogger } from "../log.js";
+import { ConveyorError } from "../errors.js";
 import { runAutomation } from "../pipeline/run.js";
 import type { RunOutcome } from "../state/index.js";
 import { openWorker } from "../worker.js";
@@ -20,6 +21,7 @@ interface RunFlags {
   json?: boolean;
   verbose?: boolean;
   param?: string[];
+  file?: string[];
 }
 
 /** `errorCode`: a run stopped by its definition (a parameter without a value, say) is a definition error, exit 2. */
@@ -41,6 +43,7 @@ export function register(program: Command): void {
     .option("--notify", "send a summary by e-mail to --email (or the default notification address)")
     .option("--email <address>", "where --notify sends the summary")
     .option("--param <name=value>", "set a parameter for this run (repeatable; names may contain spaces)", collect, [])
+    .option("--file <path>", "feed the import this local file instead of its connection (repeatable; each goes to the file configs whose name it matches; no ledger, no after_import)", collect, [])
     .option("--json", "print the run record as one JSON object on standard output, and nothing else there")
     .option("--verbose", "log each stage and protocol traces (secrets redacted) to standard error")
     .addHelpText(
@@ -54,6 +57,10 @@ export function register(program: Command): void {
         const loaded = await loadAutomationArg(arg, settings);
         const key = loaded.key;
         const automation = applyParams(loaded.automation, flags.param ?? []);
+        const localFiles = flags.file ?? [];
+        if (localFiles.length > 0 && automation.action !== "import") {
+          throw new ConveyorError("usage", "--file feeds an import; this automation is an export", { hint: "Run it without --file: an export delivers through its connection." });
+        }
         const worker = await openWorker(settings, logger);
         const controller = new AbortController();
         const onSignal = (): void => controller.abort();
@@ -73,6 +80,7 @@ export function register(program: Command): void {
             signal: controller.signal,
             verbose: Boolean(flags.verbose),
             progress: (p) => progress.update(p),
+            ...(localFiles.length > 0 ? { localFiles } : {}),
           });
           progress.stop();
           // The same mails as a daemon run: the --notify summary, and the alert address on a failure.

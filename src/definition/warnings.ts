@@ -6,6 +6,14 @@ import type { Automation, Problem } from "./types.js";
  */
 export function definitionWarnings(automation: Automation): Problem[] {
   const warnings: Problem[] = [];
+  if (!automation.connection) {
+    // automations.md: `connection` is required "except for a run fed by a local file".
+    warnings.push({
+      path: "connection",
+      message: automation.action === "import" ? "no connection: only conveyor run --file can feed this import, and its scheduled runs fail" : "no connection: a live run has nowhere to deliver the file",
+      allowed: "a connection of type ftp, ftps, sftp, sdsftp, sds3, http or email",
+    });
+  }
   if (automation.action === "export" && automation.type === "orders") {
     for (const [i, config] of automation.file_configs.entries()) {
       if ((config.search ?? "").trim() !== "") continue;

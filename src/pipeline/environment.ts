@@ -39,6 +39,13 @@ export interface RunOptions extends RunParameters {
   verbose?: boolean;
   /** How long to wait between two listings of a young file (tests shorten it). */
   stabilityPollMs?: number;
+  /**
+   * `conveyor run --file`: local files that feed the import instead of its
+   * connection (automations.md: `connection` is "required except for a run
+   * fed by a local file"). Each goes to the file configs whose `name` it
+   * matches; no ledger, no after_import: the user's file is left as it is.
+   */
+  localFiles?: readonly string[];
 }
 
 export type RunResult = RunRecord;

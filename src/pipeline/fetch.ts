@@ -99,7 +99,7 @@ async function waitUntilStable(connector: Connector, file: RemoteFile, options: 
 }
 
 /** Downloads into `folder`, then records size and SHA-256 of what arrived. */
-export async function downloadFiles(connector: Connector, files: readonly RemoteFile[], folder: string): Promise<FetchedFile[]> {
+export async function downloadFiles(connector: Pick<Connector, "download">, files: readonly RemoteFile[], folder: string): Promise<FetchedFile[]> {
   await mkdir(folder, { recursive: true });
   const out: FetchedFile[] = [];
   for (const [i, remote] of files.entries()) {

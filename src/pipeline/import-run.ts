@@ -1,19 +1,17 @@
 import path from "node:path";
-import { createConnector } from "../../connectors/index.js";
-import type { Connector } from "../../connectors/types.js";
-import type { Automation, FileConfig } from "../definition/index.js";
+import type { Automation } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import type { ServiceClient } from "../service/index.js";
 import type { RunCounts } from "../state/index.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
-import { chooseFiles, describeListing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
+import { ledgerKey } from "./fetch.js";
 import type { GuardTrip } from "./guards.js";
 import { runBulkFilePass } from "./import-bulk.js";
 import { runOrderPass } from "./import-orders.js";
 import { runProductPass } from "./import-products.js";
+import { openImportSource } from "./import-source.js";
 import { LogWriter } from "./logs.js";
-import { connectorContext } from "./connector-context.js";
 import type { RunRecorder } from "./recorder.js";
 
 /**
@@ -43,17 +41,15 @@ export interface ImportOutcome {
 
 export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
   const { automation, recorder, options } = ctx;
-  const connection = automation.connection;
-  if (!connection) throw new ConveyorError("definition_invalid", "an import needs a connection", { details: { field: "connection" } });
   const live = options.mode === "prod";
-  const connector = createConnector(connection, await connectorContext(ctx.env, options, ctx.now));
+  const source = await openImportSource(ctx);
   const logs = new LogWriter(ctx.env.store, { runId: recorder.record.id, account: ctx.env.account, integration: ctx.env.settings.integration, operation: "import", type: automation.type === "orders" ? "order" : "item" });
   let foundAny = false;
   let applyError: ConveyorError | null = null;
   try {
     for (const [index, config] of automation.file_configs.entries()) {
       ctx.stage("fetch");
-      const files = await fetchFor(ctx, connector, config, index);
+      const files = await source.fetch(config, index);
       if (files.length === 0) continue;
       foundAny = true;
       for (const f of files) {
@@ -89,35 +85,14 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         break;
       }
       // A file of which nothing could be applied stays where it is, unrecorded: the next run tries it again.
-      if (!failedThrough(before, recorder.counts)) await finishFiles(ctx, connector, config, index, files);
+      if (!failedThrough(before, recorder.counts)) await source.finish(config, index, files);
     }
   } finally {
-    recorder.noteConnection(connector.facts?.() ?? {});
+    recorder.noteConnection(source.facts());
     await logs.flush();
-    await connector.close().catch(() => undefined);
+    await source.close();
   }
   return { guard: null, nothing: !foundAny, applyError };
-}
-
-async function fetchFor(ctx: ImportContext, connector: Connector, config: FileConfig, index: number): Promise<FetchedFile[]> {
-  const chosen = await chooseFiles({
-    connector,
-    config,
-    store: ctx.env.store,
-    ledger: ledgerKey(ctx.options.key, index),
-    now: () => ctx.now().getTime(),
-    signal: ctx.options.signal,
-    stabilityPollMs: ctx.options.stabilityPollMs,
-  });
-  if (chosen.picked.length === 0) {
-    if (config.require_file) {
-      throw new ConveyorError("file_missing", `file_configs[${index}]: ${describeListing(chosen, config.name)}`, {
-        hint: "Check the connection's path and the file config's name pattern; set require_file: false if an empty folder is normal.",
-      });
-    }
-    return [];
-  }
-  return downloadFiles(connector, chosen.picked, path.join(ctx.workDir, `config-${index + 1}`, "download"));
 }
 
 /** The pass failed every record it meant to change (refused by the service, or rows in error) and left none unchanged. */
@@ -125,15 +100,4 @@ function failedThrough(before: RunCounts, after: RunCounts): boolean {
   const d = (key: keyof RunCounts): number => after[key] - before[key];
   const applied = d("create") + d("update") + d("remove") - d("failed");
   return (d("failed") > 0 || d("row_errors") > 0) && applied <= 0 && d("unchanged") === 0;
-}
-
-/** Ledger and after_import, only for files a live run applied without a fatal error. */
-async function finishFiles(ctx: ImportContext, connector: Connector, config: FileConfig, index: number, files: readonly FetchedFile[]): Promise<void> {
-  await ctx.env.store.ledgerAdd(ledgerKey(ctx.options.key, index), files.map((f) => ledgerEntry(f.remote)));
-  for (const f of files) {
-    await connector.markProcessed?.(f.remote);
-    const after = config.after_import;
-    if (after === "delete") await connector.delete(f.remote);
-    else if (after !== "keep") await connector.move(f.remote, after.move);
-  }
 }

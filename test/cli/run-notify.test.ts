@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,6 +35,11 @@ beforeAll(async () => {
     parameters: [{ name: "feed folder", value: "", required: true }],
     file_configs: [{ name: "feed-1\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
   }));
+  writeFileSync(path.join(dir, "local.json"), JSON.stringify({
+    name: "Local feed", slug: "local-feed", active: true, schedule: "0 * * * *", type: "products", action: "import",
+    file_configs: [{ name: "local-\\d+\\.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title", stock: "stock" } }],
+  }));
+  writeFileSync(path.join(dir, "local-7.csv"), "guid,title,stock\nL1,Local part,4\nL2,Other local,5\nL3,Third,6\n");
 });
 
 function conveyor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -96,5 +101,24 @@ describe("conveyor run --notify", () => {
     const given = await conveyor(["run", path.join(dir, "param.json"), "--debug", "--json", "--param", "feed folder=feeds"]);
     expect(given.code, given.stderr).toBe(0);
     expect((JSON.parse(given.stdout) as { counts: { rows: number } }).counts.rows).toBe(2);
+  });
+
+  it("--file feeds an import without a connection, and leaves the file as it was", async () => {
+    const local = path.join(dir, "local-7.csv");
+    const before = readFileSync(local, "utf8");
+    const run = await conveyor(["run", path.join(dir, "local.json"), "--file", local, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const record = JSON.parse(run.stdout) as { counts: { rows: number; create: number }; files: Array<{ name: string }> };
+    expect(record.counts).toMatchObject({ rows: 3, create: 3 });
+    expect(record.files.map((f) => f.name)).toEqual(["local-7.csv"]);
+    expect(readFileSync(local, "utf8")).toBe(before);
+    const unmatched = await conveyor(["run", path.join(dir, "local.json"), "--file", path.join(dir, "param.json"), "--debug"]);
+    expect(unmatched.code).toBe(2);
+    expect(unmatched.stdout).toContain("param.json matches no file config's name");
+    const without = await conveyor(["run", path.join(dir, "local.json"), "--debug"]);
+    expect(without.code).toBe(2);
+    expect(without.stdout).toContain("conveyor run --file");
+    const check = await conveyor(["check", path.join(dir, "local.json")]);
+    expect(check.stdout).toContain("warning: connection: no connection: only conveyor run --file can feed this import");
   });
 });
