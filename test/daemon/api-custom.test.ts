@@ -175,7 +175,7 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       const files = await t.request("GET", `/v3/automations/runs/${String(res.body.id)}/debug-files`);
       expect(files.body.debug_files).toEqual(expect.arrayContaining(["plan.csv", "summary.json"]));
       const plan = await t.request("GET", `/v3/automations/runs/${String(res.body.id)}/debug-files/plan.csv`);
-      expect(plan.text).toContain("update,edit,A1,stock,,11");
+      expect(plan.text).toContain("update,edit,A1,stock,1,11");
       const escape = await t.request("GET", `/v3/automations/runs/${String(res.body.id)}/debug-files/..%2F..%2Fsecret.key`);
       expect(escape.status).toBe(400);
       expect(escape.text).not.toMatch(/[0-9a-f]{64}/);

@@ -75,7 +75,7 @@ describe("two daemons on one PostgreSQL", () => {
     const plan = await other.request("GET", `/v3/automations/runs/${runId}/debug-files/plan.csv`);
     expect(plan.status).toBe(200);
     expect(plan.headers.get("content-type")).toContain("text/csv");
-    expect(plan.text).toContain("update,edit,A1,stock,,11");
+    expect(plan.text).toContain("update,edit,A1,stock,1,11");
     const same = await (local[0] as TestDaemon).request("GET", `/v3/automations/runs/${runId}/debug-files/plan.csv`);
     expect(same.text).toBe(plan.text);
     expect((await other.request("GET", `/v3/automations/runs/${runId}/debug-files/nothing.csv`)).status).toBe(404);
