@@ -14,7 +14,7 @@ import type { Automation, DeferredField, Problem } from "./types.js";
  */
 const DEFERRABLE: Record<string, Record<string, DeferredField["kind"]>> = {
   top: { active: "boolean", draft: "boolean" },
-  connection: { port: "number", ssl_ftp: "boolean", implicit_tls: "boolean", use_pasv_address: "boolean", is_key_file: "boolean", validate: "boolean", paginate: "boolean" },
+  connection: { port: "number", ssl_ftp: "boolean", implicit_tls: "boolean", use_pasv_address: "boolean", is_key_file: "boolean", validate: "boolean", paginate: "boolean", method: "text" },
   email_search: { since_days: "number" },
   file_config: {
     min_age: "number",
@@ -31,6 +31,14 @@ const DEFERRABLE: Record<string, Record<string, DeferredField["kind"]>> = {
     export_empty: "boolean",
     remove_limit: "limit",
     error_limit: "limit",
+    select: "text",
+    after_import: "text",
+    delimiter: "text",
+    enclosure: "text",
+    encoding: "text",
+    create: "text",
+    update: "text",
+    remove: "text",
   },
 };
 
@@ -39,8 +47,8 @@ function takeDeferred(obj: Record<string, unknown>, kinds: Record<string, Deferr
     const value = obj[key];
     if (typeof value !== "string" || !isWholePlaceholder(value)) continue;
     out.push({ path: [...at, key], template: value, kind });
-    // `active` is required: keep the key so the shape check passes; resolution sets the real value.
-    if (key === "active") obj[key] = true;
+    // `active` is required, and an import needs one operation: keep the key so the checks pass; resolution sets the real value.
+    if (key === "active" || key === "create" || key === "update" || key === "remove") obj[key] = true;
     else delete obj[key];
   }
 }

@@ -8,6 +8,7 @@ import { invalidDefinition } from "./parse.js";
 import { RUN_TOKENS, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
 import { formatPath } from "./problems.js";
 import { isRecord } from "./schema-common.js";
+import { resolveDeferredText } from "./deferred-text.js";
 import type { Automation, DeferredField, Problem } from "./types.js";
 
 /**
@@ -76,6 +77,12 @@ function setAt(target: unknown, path: (string | number)[], value: unknown): void
   }
   const last = path[path.length - 1];
   if (last !== undefined && (isRecord(node) || Array.isArray(node))) (node as Record<string | number, unknown>)[last] = value;
+}
+
+function deleteAt(target: unknown, path: (string | number)[]): void {
+  const parent = path.slice(0, -1).reduce<unknown>((node, key) => (isRecord(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[key] : undefined), target);
+  const last = path[path.length - 1];
+  if (last !== undefined && isRecord(parent)) delete parent[String(last)];
 }
 
 function coerce(field: DeferredField, text: string): unknown {
@@ -152,11 +159,26 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
   const problems: Problem[] = [];
   for (const field of a.deferred ?? []) {
     const text = lookup(field.template, field.path, false);
+    if (field.kind === "text") {
+      const key = String(field.path[field.path.length - 1] ?? "");
+      const result = resolveDeferredText(key, text, resolved.type);
+      if (!result.ok) problems.push({ path: formatPath(field.path), message: `${field.template} gave "${text}": ${result.problem}` });
+      else if (result.value === undefined) deleteAt(resolved, field.path);
+      else setAt(resolved, field.path, result.value);
+      continue;
+    }
     const value = coerce(field, text);
     if (value === undefined) problems.push({ path: formatPath(field.path), message: `${field.template} gave "${text}", which is not a ${field.kind === "limit" ? "limit" : field.kind}` });
     else setAt(resolved, field.path, value);
   }
   delete resolved.deferred;
+  if (resolved.action === "import") {
+    resolved.file_configs.forEach((fc, i) => {
+      if (!fc.bulk_file && fc.create === undefined && fc.update === undefined && fc.remove === undefined) {
+        problems.push({ path: `file_configs[${i}]`, message: "after resolving parameters: an import needs at least one of create, update, remove" });
+      }
+    });
+  }
   problems.push(...recheck(resolved));
   if (problems.length > 0) throw invalidDefinition(`automation "${a.name}"`, problems);
   registerConnectionSecrets(resolved);

@@ -12,7 +12,7 @@ import { EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
  * when the fields it needs are well formed: one mistake gives one problem.
  */
 
-const PRODUCT_OPERATIONS = {
+export const PRODUCT_OPERATIONS = {
   create: ["start", "add"],
   update: ["edit", "relist"],
   remove: ["end", "delete"],

@@ -56,6 +56,18 @@ const encoding = nonEmpty.superRefine((value, ctx) => {
 
 const recordOrTrue = z.union([z.literal(true), z.string()], { error: (iss) => `${describeValue(iss.input)} is not allowed` });
 
+/**
+ * The text keys a placeholder may stand for (`"delimiter": "<<delimiter>>"`):
+ * checked and normalized by the same schema once the parameters are known.
+ */
+export const DEFERRED_TEXT_SCHEMAS: Record<string, z.ZodType> = {
+  select: oneOf(["latest", "new", "all"]),
+  after_import: afterImport,
+  delimiter: oneChar("delimiter", '"," ";" "|" or "\\t"'),
+  enclosure: oneChar("enclosure (quote)", "'\"'"),
+  encoding,
+};
+
 export const FILE_CONFIG_KEYS_IMPORT_ONLY = [
   "select",
   "after_import",

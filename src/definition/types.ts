@@ -112,7 +112,8 @@ export interface FileConfig {
 export interface DeferredField {
   path: (string | number)[];
   template: string;
-  kind: "number" | "boolean" | "limit";
+  /** `text`: a key with a fixed set of values (select, delimiter, an operation, …), checked once resolved. */
+  kind: "number" | "boolean" | "limit" | "text";
 }
 
 export interface Automation {

@@ -112,6 +112,22 @@ describe("resolveAutomation", () => {
     expect(r.deferred).toBeUndefined();
   });
 
+  it("takes placeholders in keys with a fixed set of values, checked and normalized once resolved", () => {
+    const d = productImport();
+    Object.assign(fc(d), { delimiter: "<<delimiter>>", enclosure: "{{quote}}", encoding: "<<charset>>", select: "<<select>>", after_import: "<<after>>", remove: "<<remove action>>" });
+    const params = (values: Record<string, string>): Def[] => [{ name: "sftp password", value: "pw-123456" }, ...Object.entries(values).map(([name, value]) => ({ name, value, required: false }))];
+    const good = { delimiter: "tab", quote: "'", charset: "windows-1252", select: "new", after: "move:done", "remove action": "delete" };
+    const r = resolveAutomation(withParams(d, params(good)), ctx);
+    expect(r.file_configs[0]).toMatchObject({ delimiter: "\t", enclosure: "'", encoding: "windows-1252", select: "new", after_import: { move: "done" }, remove: "delete" });
+    // An operation whose parameter is true takes the safe choice; an empty one is not set.
+    expect(resolveAutomation(withParams(d, params({ ...good, "remove action": "true" })), ctx).file_configs[0]?.remove).toBe("end");
+    expect(resolveAutomation(withParams(d, params({ ...good, "remove action": "" })), ctx).file_configs[0]?.remove).toBeUndefined();
+    const err = errorOf(() => resolveAutomation(withParams(d, params({ ...good, delimiter: ";;", select: "oldest", "remove action": "purge" })), ctx));
+    const problems = err.details.problems as { path: string; message: string }[];
+    expect(problems.map((p) => p.path).sort()).toEqual(["file_configs[0].delimiter", "file_configs[0].remove", "file_configs[0].select"]);
+    expect(problems.find((p) => p.path.endsWith("remove"))?.message).toContain('"purge" is not a product remove action (allowed: end, delete, or true)');
+  });
+
   it("re-checks what a placeholder hid: a port that is no number, a search that does not parse", () => {
     const d = productImport();
     Object.assign(conn(d), { port: "<<sftp port>>" });
