@@ -156,8 +156,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     if (repeated) {
       done = await planAgain(input, work, batcher, plannerOptions(input, plan, work, batcher, scopeSize), read.mapper);
       counts.merged += work.mergedRows;
-    }
-    else if (page.length) await done.page(page);
+    } else if (page.length) await done.page(page);
     page = [];
     await done.planRemovals();
     for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];

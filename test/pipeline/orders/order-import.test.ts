@@ -135,14 +135,15 @@ describe("order import: archive orders in scope the file does not name", () => {
   });
   afterAll(() => env.close());
 
-  const automation = storageImport("open-orders", {
+  const OPEN_ORDERS = {
     name: "/open.*\\.csv/",
     field_map: { ordernumber: "Order", status: "Status" },
     identifier: "ordernumber",
     search: "channel:=shop archived:=0",
     update: true,
     remove: true,
-  });
+  };
+  const automation = storageImport("open-orders", OPEN_ORDERS);
   const feed = (...numbers: string[]): string => ["Order,Status", ...numbers.map((n) => `${n},READY`)].join("\n");
   const archived = async (): Promise<string[]> => (await allOrders(env)).filter((o) => o.archived === "1").map((o) => String(o.ordernumber)).sort();
 
@@ -164,15 +165,7 @@ describe("order import: archive orders in scope the file does not name", () => {
 
   it("an order the file names but a skip rule drops is not archived", async () => {
     await putFeed(env, "open-1.csv", feed("S-1", "S-2", "S-3", "S-4"));
-    const skipping = storageImport("open-orders-skip", {
-      name: "/open.*\\.csv/",
-      field_map: { ordernumber: "Order", status: "Status" },
-      identifier: "ordernumber",
-      search: "channel:=shop archived:=0",
-      update: true,
-      remove: true,
-      vendor_actions: [{ search: "ordernumber:=S-4", skip: true }],
-    });
+    const skipping = storageImport("open-orders-skip", { ...OPEN_ORDERS, vendor_actions: [{ search: "ordernumber:=S-4", skip: true }] });
     const debug = await run(env, skipping, "debug");
     expect(debug.counts).toMatchObject({ unchanged: 3, skipped: 1, remove: 0 });
   });
