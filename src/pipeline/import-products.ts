@@ -116,7 +116,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
           return;
         }
         input.onStage?.("scope", 0);
-        scopeSize = await readProductScope(input.client, config, scopeFields(config, mapper.fields, serviceActionFields(config), { before: input.debug.full }), work, input.signal);
+        scopeSize = await readProductScope(input.client, config, scopeFields(config, mapper.fields, serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
         current.planner = new ProductPlanner(plannerOptions(input, plan, work, batcher, scopeSize), mapper);
         input.onStage?.("plan", 0);
       },
