@@ -1,5 +1,6 @@
 import { DEFERRED_TEXT_SCHEMAS } from "./schema-file-config.js";
 import { PRODUCT_OPERATIONS, SAFE_PRODUCT_OPERATION } from "./rules.js";
+import { HTTP_METHODS } from "./schema-connection.js";
 import type { Automation } from "./types.js";
 
 /**
@@ -9,13 +10,11 @@ import type { Automation } from "./types.js";
  */
 export type TextResult = { ok: true; value: unknown } | { ok: false; problem: string };
 
-const HTTP_METHODS = ["GET", "POST"];
-
 export function resolveDeferredText(key: string, text: string, type: Automation["type"]): TextResult {
   if (key === "create" || key === "update" || key === "remove") return operation(key, text.trim(), type);
   if (key === "method") {
     const method = text.trim().toUpperCase();
-    return HTTP_METHODS.includes(method) ? { ok: true, value: method } : { ok: false, problem: `"${text}" is not allowed (allowed: ${HTTP_METHODS.join(", ")})` };
+    return (HTTP_METHODS as readonly string[]).includes(method) ? { ok: true, value: method } : { ok: false, problem: `"${text}" is not allowed (allowed: ${HTTP_METHODS.join(", ")})` };
   }
   const schema = DEFERRED_TEXT_SCHEMAS[key];
   if (!schema) return { ok: true, value: text };

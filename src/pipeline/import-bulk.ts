@@ -81,13 +81,14 @@ async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: 
       rows++;
       const cells = row.raw as string[];
       const action = (cells[0] ?? "").trim().toLowerCase();
-      const problem = rowProblem(row, cells, columns.length);
       const identifier = (cells[1] ?? "").trim();
-      if (problem !== null || !isAction(action)) {
-        input.counts.row_errors++;
-        const message = `${file.remote.name}: ${problem ?? `line ${row.line}: unknown action`}`;
-        await input.debug.addError(row.line, identifier, message);
-        if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line: row.line, message }));
+      if (!isAction(action)) {
+        await rowError(input, identifier, row.line, `${file.remote.name}: line ${row.line}: unknown action ${JSON.stringify(cells[0] ?? "")} (allowed: ${Object.keys(KIND).join(", ")})`);
+        continue;
+      }
+      const problem = rowProblem(row, cells, columns.length, identifier);
+      if (problem !== null) {
+        await rowError(input, identifier, row.line, `${file.remote.name}: ${problem}`);
         continue;
       }
       const op: PlannedOp = { kind: KIND[action], action, identifier, line: row.line, changes: fields.map((field, i) => ({ field, before: null, after: cells[i + 2] ?? "" })) };
@@ -101,12 +102,17 @@ async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: 
   return rows;
 }
 
-function rowProblem(row: SourceRow, cells: readonly string[], width: number): string | null {
+async function rowError(input: ProductPassInput, identifier: string, line: number, message: string): Promise<void> {
+  input.counts.row_errors++;
+  await input.debug.addError(line, identifier, message);
+  if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line, message }));
+}
+
+/** What is wrong with a row whose action is known, or null. */
+function rowProblem(row: SourceRow, cells: readonly string[], width: number, identifier: string): string | null {
   if (row.error !== undefined) return `line ${row.line}: ${row.error}`;
   if (cells.length !== width) return `line ${row.line} has ${cells.length} cells, the header has ${width}`;
-  const action = (cells[0] ?? "").trim().toLowerCase();
-  if (!isAction(action)) return `line ${row.line}: unknown action ${JSON.stringify(cells[0] ?? "")} (allowed: ${Object.keys(KIND).join(", ")})`;
-  if ((cells[1] ?? "").trim() === "") return `line ${row.line}: the identifier is empty`;
+  if (identifier === "") return `line ${row.line}: the identifier is empty`;
   return null;
 }
 
