@@ -119,6 +119,18 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     // Awaited inside the run's slot, so a graceful shutdown still sends the mails of the runs it let finish.
     finishedRuns.push(async (run) => notifications.afterRun(run, await automationName(definitions, run.automation)));
     attachRunLog(queue, logger);
+    // Written before the state closes: a shutdown drops the waiting runs, and their ids must still lead to a record.
+    const notStarted = new Set<Promise<void>>();
+    if (!cluster) {
+      queue.on("finished", (e) => {
+        if (e.started) return;
+        const written = executor
+          .recordNotStarted(e.run, e.reason)
+          .catch((err: unknown) => logger.error({ err, run_id: e.run.id }, "the record of a canceled run could not be written"))
+          .finally(() => notStarted.delete(written));
+        notStarted.add(written);
+      });
+    }
 
     const stopSweep = startInterruptSweep(store, {
       staleMs: options.sweepStaleMs ?? 60_000,
@@ -164,6 +176,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
           stopSweep();
           await cluster?.stopFetching();
           const result = await queue.drain(graceMs);
+          await Promise.all(notStarted);
           await activeScheduler.close();
           await api.close();
           closeSmtpPools();

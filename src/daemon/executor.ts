@@ -6,6 +6,7 @@ import { runAutomation } from "../pipeline/run.js";
 import type { RunRecord, StateStore } from "../state/index.js";
 import type { DefinitionService } from "./definitions.js";
 import type { Environments } from "./environments.js";
+import type { CancelReason } from "./queue.js";
 import type { QueuedRun, RunExecutor } from "./types.js";
 
 /**
@@ -53,6 +54,19 @@ export class DaemonExecutor implements RunExecutor {
     return { outcome: record.outcome ?? "failed" };
   }
 
+  /**
+   * A run canceled while it waited (on request, or by a shutdown) still gets a
+   * record, so its id leads somewhere and says to run it again.
+   */
+  async recordNotStarted(request: QueuedRun, reason: CancelReason | null): Promise<void> {
+    if (await this.options.store.getRun(request.id)) return;
+    const message =
+      reason === "shutdown" ? "the daemon stopped before the run started" : "the run was canceled before it started";
+    const hint = request.fireTime ? "the daemon runs this fire time once when it starts again" : "ask for the run again";
+    const recorder = await RunRecorder.start(this.options.store, runStart(request));
+    await recorder.finish("canceled", { error: new ConveyorError("canceled", message, { hint, details: { reason } }) });
+  }
+
   private async failedBeforeStart(request: QueuedRun, raw: unknown): Promise<RunRecord> {
     const error = raw instanceof HttpError ? new ConveyorError("definition_invalid", raw.message) : toConveyorError(raw);
     this.options.logger.error({ run_id: request.id, automation: request.automation, code: error.code, err: error.message }, "run could not start");
@@ -62,17 +76,21 @@ export class DaemonExecutor implements RunExecutor {
       await this.options.store.updateRun(request.id, { finished: new Date().toISOString(), outcome: "failed", error: runError(error) });
       return (await this.options.store.getRun(request.id)) ?? existing;
     }
-    const recorder = await RunRecorder.start(this.options.store, {
-      id: request.id,
-      automation: request.automation,
-      account: request.account,
-      mode: request.mode,
-      trigger: request.trigger,
-      diff: request.diff,
-      force: request.force,
-      notify: request.notify,
-      email: request.email,
-    });
+    const recorder = await RunRecorder.start(this.options.store, runStart(request));
     return recorder.finish("failed", { error });
   }
+}
+
+function runStart(request: QueuedRun): Parameters<typeof RunRecorder.start>[1] {
+  return {
+    id: request.id,
+    automation: request.automation,
+    account: request.account,
+    mode: request.mode,
+    trigger: request.trigger,
+    diff: request.diff,
+    force: request.force,
+    notify: request.notify,
+    email: request.email,
+  };
 }

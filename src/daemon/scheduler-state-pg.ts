@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { SkipRecord } from "./scheduler-state.js";
+import { justBefore, type SkipRecord } from "./scheduler-state.js";
 import type { SchedulerState } from "./types.js";
 
 /**
@@ -25,6 +25,10 @@ export class PgSchedulerState implements SchedulerState {
        WHERE scheduler_fire_state.last_fire IS NULL OR excluded.last_fire > scheduler_fire_state.last_fire`,
       [key, iso],
     );
+  }
+
+  async reopenFireTime(key: string, iso: string): Promise<void> {
+    await this.pool.query("UPDATE scheduler_fire_state SET last_fire = $1 WHERE key = $2 AND last_fire = $3", [justBefore(iso), key, iso]);
   }
 
   async lastFullRun(key: string): Promise<string | null> {

@@ -64,6 +64,10 @@ export class SqliteSchedulerState implements SchedulerState {
       .run(key, iso);
   }
 
+  async reopenFireTime(key: string, iso: string): Promise<void> {
+    this.db.prepare("UPDATE fire_state SET last_fire = ? WHERE key = ? AND last_fire = ?").run(justBefore(iso), key, iso);
+  }
+
   async lastFullRun(key: string): Promise<string | null> {
     return this.column(key, "last_full");
   }
@@ -110,4 +114,9 @@ export class SqliteSchedulerState implements SchedulerState {
 export function openSchedulerState(settings: { dataDir: string }, store: StateStore): SchedulerState & { close(): Promise<void> } {
   if (store instanceof PostgresStore) return new PgSchedulerState(store.pool);
   return SqliteSchedulerState.inDataDir(settings.dataDir);
+}
+
+/** One millisecond before a fire time: catch-up runs a fire time later than the last one dealt with. */
+export function justBefore(iso: string): string {
+  return new Date(Date.parse(iso) - 1).toISOString();
 }

@@ -214,6 +214,12 @@ export class Scheduler {
 
   private onFinished(event: FinishedEvent): void {
     const { run } = event;
+    // A clustered daemon hands a run it never started back to the shared queue, where it still runs.
+    if (!event.started && event.reason === "shutdown" && run.fireTime && !this.options.intake) {
+      const fireTime = run.fireTime;
+      this.enqueueTask(() => this.options.state.reopenFireTime(run.automation, fireTime));
+      return;
+    }
     if (!event.started || event.startedAt === null || run.mode !== "prod" || run.diff || !FULL_RUN_DONE.has(event.outcome)) return;
     const startedAt = event.startedAt;
     this.enqueueTask(() => this.options.state.setLastFullRun(run.automation, startedAt));

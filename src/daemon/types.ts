@@ -36,6 +36,11 @@ export interface SchedulerState {
   /** The latest fire time the scheduler has dealt with (ran or skipped), or the time it first saw the automation. */
   lastFireTime(key: string): Promise<string | null>;
   setLastFireTime(key: string, iso: string): Promise<void>;
+  /**
+   * The run of fire time `iso` never started (the daemon stopped while it waited):
+   * when it is still the last one dealt with, step back before it so the next start catches it up.
+   */
+  reopenFireTime(key: string, iso: string): Promise<void>;
   /** Start of the last prod full run (`diff=false`) that ended without failing. */
   lastFullRun(key: string): Promise<string | null>;
   setLastFullRun(key: string, iso: string): Promise<void>;

@@ -77,6 +77,12 @@ describe.each(["sqlite", "postgres"] as const)("daemon tables on %s", (kind) => 
     await state.setLastFireTime("a", "2026-11-21T03:00:00.000Z");
     await state.setLastFireTime("a", "2026-11-20T03:00:00.000Z");
     expect(await state.lastFireTime("a")).toBe("2026-11-21T03:00:00.000Z");
+    // Reopened only while it is still the last one dealt with.
+    await state.reopenFireTime("a", "2026-11-20T03:00:00.000Z");
+    expect(await state.lastFireTime("a")).toBe("2026-11-21T03:00:00.000Z");
+    await state.reopenFireTime("a", "2026-11-21T03:00:00.000Z");
+    expect(await state.lastFireTime("a")).toBe("2026-11-21T02:59:59.999Z");
+    await state.setLastFireTime("a", "2026-11-21T03:00:00.000Z");
     await state.setLastFullRun("a", "2026-11-21T03:00:01.000Z");
     expect(await state.lastFullRun("a")).toBe("2026-11-21T03:00:01.000Z");
     expect(await state.lastFireTime("a")).toBe("2026-11-21T03:00:00.000Z");

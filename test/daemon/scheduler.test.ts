@@ -131,6 +131,30 @@ describe("Scheduler on a fake clock", () => {
     expect(third.executor.runs).toHaveLength(0);
   });
 
+  it("catches up at the next start a scheduled run that still waited when the daemon stopped", async () => {
+    const first = start("2025-01-01T00:00:00Z", { concurrency: 1, runMs: 20 * MIN });
+    first.queue.enqueue({ automation: "other", account: "acct", mode: "prod", trigger: "manual", diff: true, force: false, notify: false, email: null });
+    await first.scheduler.sync([automation("feed", "0 * * * *")]);
+    await vi.advanceTimersByTimeAsync(HOUR + MIN);
+    expect(first.queue.list().map((r) => [r.automation, r.state])).toEqual([["feed", "running"]]);
+    // The 02:00 run waits behind a manual run of another automation (01:50 to 02:10) when the daemon stops, as `shutdown` does it.
+    await vi.advanceTimersByTimeAsync(49 * MIN);
+    first.queue.enqueue({ automation: "other", account: "acct", mode: "prod", trigger: "manual", diff: true, force: false, notify: false, email: null });
+    await vi.advanceTimersByTimeAsync(11 * MIN);
+    expect(first.queue.list().map((r) => [r.automation, r.state])).toEqual([["other", "running"], ["feed", "waiting"]]);
+    await first.scheduler.stop();
+    const drained = first.queue.drain(0, 0);
+    await vi.advanceTimersByTimeAsync(0);
+    await drained;
+    await first.crash();
+    expect(first.finished.find((e) => e.run.automation === "feed" && !e.started)?.run.fireTime).toBe("2025-01-01T02:00:00.000Z");
+    const second = first.restart();
+    rigs.push(second);
+    await second.scheduler.sync([automation("feed", "0 * * * *")]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(second.executor.runs.map((x) => x.run.fireTime)).toEqual(["2025-01-01T02:00:00.000Z"]);
+  });
+
   it("folds fire times slept through (suspended machine, stepped clock) into one run for the latest", async () => {
     const r = start("2025-01-01T00:00:00Z", { runMs: MIN });
     await r.scheduler.sync([automation("feed", "*/5 * * * *")]);
