@@ -26,11 +26,12 @@ export function register(program: Command): void {
         const daemon = await startDaemon(settings, { logger });
         const lines = [`Conveyor daemon listening on ${daemon.url}`];
         if (daemon.defaultAccount) {
-          lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, `API token: ${daemon.defaultAccount.apiToken}`);
+          // A token the daemon made is shown to the person who started it; one from the settings they have, and stderr may be kept in a log store.
+          const token = settings.apiToken === undefined ? daemon.defaultAccount.apiToken : "(the one in CONVEYOR_API_TOKEN)";
+          lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, `API token: ${token}`);
           lines.push(`Try: curl -H "X-Auth-User: ${daemon.defaultAccount.apiUser}" -H "X-Auth-Token: <token>" ${daemon.url}/v3/automations/custom`);
         }
         if (daemon.embedded) lines.push(`Embedded service on ${daemon.embedded.url}`);
-        // The token is printed on purpose, once, to the person who started the daemon (stderr, not the log stream).
         process.stderr.write(`${lines.join("\n")}\n`);
         const reload = (): void => {
           void daemon.reloadCatalogue().then(
