@@ -55,10 +55,11 @@ export class Throttle {
     return { limit, remaining: Math.max(0, limit - window.used), reset: Math.floor((start + WINDOW_MS) / 1000), allowed };
   }
 
-  register(app: FastifyInstance): void {
+  /** `key` names whose budget a request spends: by default its `X-Auth-User` as sent, or its remote address. */
+  register(app: FastifyInstance, key: (request: FastifyRequest) => string = throttleKey): void {
     app.addHook("onRequest", async (request, reply) => {
       const cls = rateClass(request.method);
-      const state = this.take(throttleKey(request), cls);
+      const state = this.take(key(request), cls);
       reply.header("X-Rate-Limit-Limit", String(state.limit));
       reply.header("X-Rate-Limit-Remaining", String(state.remaining));
       reply.header("X-Rate-Limit-Reset", String(state.reset));

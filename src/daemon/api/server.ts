@@ -33,8 +33,8 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
     }
   });
 
-  new Throttle(limits, () => ctx.now().getTime()).register(app);
-  registerAuth(app, ctx.accounts);
+  const throttle = new Throttle(limits, () => ctx.now().getTime());
+  registerAuth(app, ctx.accounts, (server, key) => throttle.register(server, key));
   app.addHook("onResponse", async (request, reply) => {
     ctx.metrics.observeRequest(request.method, reply.statusCode);
   });
