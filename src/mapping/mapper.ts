@@ -124,6 +124,18 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
   const rowProblem = options.rowProblem;
   const columns = header.columns;
 
+  // A row the parser or the width check refused still names its record, as far as its cells can be read: with
+  // `remove`, a record the feed names but could not read must not count as one the feed left out.
+  const idGetter = getters[fields.indexOf(identifier)];
+  const namedBy = (row: Row): string | undefined => {
+    try {
+      const id = idGetter?.(row);
+      return id === undefined || isBlank(id) ? undefined : id.trim();
+    } catch {
+      return undefined;
+    }
+  };
+
   return {
     identifier,
     fields: [...known],
@@ -132,10 +144,10 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
     map(row: Row, line: number): MapResult {
       let record: MappedRecord | null = null;
       try {
-        if (row.error !== undefined) return rowError(line, new RowFailure(row.error));
+        if (row.error !== undefined) return rowError(line, new RowFailure(row.error), namedBy(row));
         if (rowProblem !== undefined) {
           const problem = rowProblem(row, columns);
-          if (problem) return rowError(line, new RowFailure(problem));
+          if (problem) return rowError(line, new RowFailure(problem), namedBy(row));
         }
         record = newRecord();
         for (let i = 0; i < count; i++) {

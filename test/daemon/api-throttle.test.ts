@@ -14,7 +14,7 @@ describe("the daemon API's throttle", () => {
     if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_100 - intoMinute));
     // Seven guesses with the account's (public) user name: the address runs out of reads.
     const guesses: number[] = [];
-    for (let i = 0; i < 7; i++) guesses.push((await t.request("GET", "/v3/automations/custom", undefined, { "X-Auth-User": t.headers["X-Auth-User"], "X-Auth-Token": "wrong-token-123" })).status);
+    for (let i = 0; i < 7; i++) guesses.push((await t.request("GET", "/v3/automations/custom", undefined, { "X-Auth-User": t.daemon.defaultAccount?.apiUser ?? "demo", "X-Auth-Token": "wrong-token-123" })).status);
     expect(guesses).toEqual([401, 401, 401, 401, 401, 429, 429]);
     // The account's own budget is untouched: five reads pass, the sixth is throttled.
     const own: number[] = [];

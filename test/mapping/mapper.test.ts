@@ -76,8 +76,10 @@ describe("import mapper", () => {
     const mapper = await createImportMapper<TestRow>({ field_map: { guid: "SKU" } }, tableSource(columns), {
       rowProblem: (r, cols) => (cols && r.cells.length !== cols.length ? `line has ${r.cells.length} fields, the header has ${cols.length}` : null),
     });
-    expect(mapper.map({ cells: ["A"], error: "unterminated quote" }, 4)).toEqual({ ok: false, error: { line: 4, message: "unterminated quote" } });
-    expect(mapper.map(row("A", "1"), 5)).toEqual({ ok: false, error: { line: 5, message: "line has 2 fields, the header has 6" } });
+    // Each still names the record its identifier cell reads, so that `remove` leaves that record alone.
+    expect(mapper.map({ cells: ["A"], error: "unterminated quote" }, 4)).toEqual({ ok: false, error: { line: 4, message: "unterminated quote", identifier: "A" } });
+    expect(mapper.map(row("A", "1"), 5)).toEqual({ ok: false, error: { line: 5, message: "line has 2 fields, the header has 6", identifier: "A" } });
+    expect(mapper.map({ cells: [], error: "unterminated quote" }, 7)).toEqual({ ok: false, error: { line: 7, message: "unterminated quote" } });
     expect(mapper.map(row("A", "1", "2", "3", "4", "5"), 6)).toMatchObject({ ok: true, identifier: "A" });
   });
 

@@ -230,6 +230,20 @@ describe("guards stop before any write", () => {
     expect(logs.find((l) => l.identifier === "P00007")?.message).toContain("calculate");
   });
 
+  it("a row the parser refuses (a cell too many) still names its record: remove leaves it alone", async () => {
+    const lines = csv(HEADER, catalogue(100)).split("\n");
+    // Line 12 is P00010's row with an extra cell.
+    lines[11] = `${lines[11] ?? ""},extra`;
+    h.writeFeed("feed-1.csv", lines.join("\n"));
+    const automation = h.automation({ field_map: FIELD_MAP, update: "edit", remove: "delete" });
+    const debug = await h.run(automation, { mode: "debug" });
+    expect(debug.counts).toMatchObject({ row_errors: 1, remove: 0 });
+    expect(debugFile(h, debug.id, "errors.csv")).toMatch(/^12,P00010,.*line 12 has 6 fields, the header has 5/m);
+    const run = await h.run(automation);
+    expect(run.counts).toMatchObject({ row_errors: 1, remove: 0 });
+    expect(h.items().has("P00010")).toBe(true);
+  });
+
   it("error_limit weighs each file config's errors against its own rows", async () => {
     const good = (prefix: string, n: number): string[][] => catalogue(n).map((r) => [`${prefix}${r[0] ?? ""}`, ...r.slice(1)]);
     const bad = Array.from({ length: 15 }, (_, i) => `AB${i},too,few`);
