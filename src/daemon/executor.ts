@@ -27,7 +27,7 @@ export class DaemonExecutor implements RunExecutor {
     },
   ) {}
 
-  async execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string }> {
+  async execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string; error: { code: string; message: string } | null }> {
     const { definitions, environments } = this.options;
     let record: RunRecord;
     try {
@@ -51,7 +51,7 @@ export class DaemonExecutor implements RunExecutor {
       record = await this.failedBeforeStart(request, raw);
     }
     await this.options.onFinished?.(record);
-    return { outcome: record.outcome ?? "failed" };
+    return { outcome: record.outcome ?? "failed", error: record.error ? { code: record.error.code, message: record.error.message } : null };
   }
 
   /**

@@ -37,6 +37,8 @@ export interface FinishedEvent {
   startedAt: string | null;
   reason: CancelReason | null;
   error: unknown;
+  /** The error the run's record ends with, when the executor returned one. */
+  failure: { code: string; message: string } | null;
   durationMs: number;
 }
 
@@ -243,8 +245,8 @@ export class RunQueue {
     Promise.resolve()
       .then(() => this.options.executor.execute(entry.run, controller.signal))
       .then(
-        (result) => this.finish(entry, result.outcome, null),
-        (err: unknown) => this.finish(entry, controller.signal.aborted ? "canceled" : "failed", err),
+        (result) => this.finish(entry, result.outcome, null, result.error ?? null),
+        (err: unknown) => this.finish(entry, controller.signal.aborted ? "canceled" : "failed", err, null),
       );
   }
 
@@ -260,18 +262,18 @@ export class RunQueue {
     entry.controller.abort(new ConveyorError("canceled", message, { details: { reason } }));
   }
 
-  private finish(entry: Entry, outcome: string, error: unknown): void {
+  private finish(entry: Entry, outcome: string, error: unknown, failure: FinishedEvent["failure"]): void {
     if (entry.timer) this.clock.clearTimer(entry.timer);
     this.running.delete(entry.run.id);
     const durationMs = this.clock.now() - (entry.started ?? entry.enqueued);
     const startedAt = new Date(entry.started ?? entry.enqueued).toISOString();
-    this.events.emit("finished", { run: entry.run, outcome, started: true, startedAt, reason: entry.reason, error, durationMs });
+    this.events.emit("finished", { run: entry.run, outcome, started: true, startedAt, reason: entry.reason, error, failure, durationMs });
     if (this.running.size === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
     this.pump();
   }
 
   private dropWaiting(entry: Entry, reason: CancelReason): void {
-    this.events.emit("finished", { run: entry.run, outcome: "canceled", started: false, startedAt: null, reason, error: null, durationMs: 0 });
+    this.events.emit("finished", { run: entry.run, outcome: "canceled", started: false, startedAt: null, reason, error: null, failure: null, durationMs: 0 });
   }
 }
 

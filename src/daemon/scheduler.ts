@@ -147,7 +147,7 @@ export class Scheduler {
     if (atStart && last !== null) {
       const missed = entry.schedule.previous(now);
       if (missed && missed.getTime() > Date.parse(last)) {
-        this.logger.info({ automation: key, fire_time: missed.toISOString(), last_fire: last }, "catching up a fire time missed while down");
+        this.logger.info({ event: "run_catch_up", automation: key, fire_time: missed.toISOString(), last_fire: last }, "catching up a fire time missed while down");
         await this.fire(entry, missed, "catch-up");
       }
       return;
@@ -204,10 +204,11 @@ export class Scheduler {
     if ("claimedBy" in result) {
       this.logger.debug({ automation: a.key, fire_time: iso, daemon: result.claimedBy, kind }, "fire time taken by another daemon");
     } else if ("skipped" in result) {
-      this.logger.info({ automation: a.key, fire_time: iso, reason: result.skipped, kind }, "scheduled run skipped");
+      // The queue's run_skipped line is the one run event; this adds the fire's kind at debug level.
+      this.logger.debug({ automation: a.key, fire_time: iso, reason: result.skipped, kind }, "scheduled run skipped");
       await this.options.state.recordSkip(a.key, iso, result.skipped);
     } else {
-      this.logger.info({ automation: a.key, fire_time: iso, run_id: result.id, diff: request.diff, kind }, "scheduled run queued");
+      this.logger.debug({ automation: a.key, fire_time: iso, run_id: result.id, diff: request.diff, kind }, "scheduled run queued");
     }
     await this.options.state.setLastFireTime(a.key, iso);
   }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Settings } from "../config.js";
 import type { Logger } from "../log.js";
+import { maskSecrets } from "../secrets.js";
 import type { DaemonDb } from "./daemon-db.js";
 import type { DefinitionService } from "./definitions.js";
 import type { SilenceCandidate } from "./notify.js";
@@ -36,12 +37,15 @@ export function attachRunLog(queue: RunQueue, logger: Logger): void {
   queue.on("queued", (run) => logger.info({ event: "run_queued", run_id: run.id, automation: run.automation, account: run.account, mode: run.mode, trigger: run.trigger }, "run queued"));
   queue.on("started", (run) => logger.info({ event: "run_started", run_id: run.id, automation: run.automation, mode: run.mode, diff: run.diff }, "run started"));
   queue.on("skipped", ({ run, reason }) => logger.info({ event: "run_skipped", automation: run.automation, fire_time: run.fireTime ?? null, reason }, "scheduled run skipped"));
-  queue.on("finished", (e) =>
-    logger.info(
-      { event: "run_finished", run_id: e.run.id, automation: e.run.automation, mode: e.run.mode, outcome: e.outcome, started: e.started, reason: e.reason, duration_ms: e.durationMs },
-      "run finished",
-    ),
-  );
+  queue.on("finished", (e) => {
+    // What ended a run is in its line, so a log watcher needs no API call to see why; the record's error is masked.
+    const thrown = e.error === null || e.error === undefined ? null : { code: "internal", message: maskSecrets(String((e.error as Error).message ?? e.error)) };
+    const failure = e.failure ?? thrown;
+    const fields = { event: "run_finished", run_id: e.run.id, automation: e.run.automation, mode: e.run.mode, outcome: e.outcome, started: e.started, reason: e.reason, duration_ms: e.durationMs, ...(failure ? { error_code: failure.code, error_message: failure.message } : {}) };
+    if (e.outcome === "failed") logger.error(fields, "run finished");
+    else if (e.outcome === "partial" || e.outcome === "canceled") logger.warn(fields, "run finished");
+    else logger.info(fields, "run finished");
+  });
 }
 
 /**

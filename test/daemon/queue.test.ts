@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { RunQueue, type FinishedEvent } from "../../src/daemon/queue.js";
 import type { RunRequest } from "../../src/daemon/types.js";
+import { attachRunLog } from "../../src/daemon/wiring.js";
 import { ConveyorError } from "../../src/errors.js";
+import { createLogger } from "../../src/log.js";
 import { TimedExecutor } from "./harness.js";
 
 function request(automation: string, extra: Partial<RunRequest> = {}): RunRequest {
@@ -89,6 +91,28 @@ describe("RunQueue", () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(finished[1]).toMatchObject({ outcome: "canceled", started: true, reason: "canceled" });
     expect(executor.of("b")).toHaveLength(0);
+  });
+
+  it("logs run_finished with the error that ended the run, at a level by outcome", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: "info", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+    const queue = new RunQueue({
+      concurrency: 2,
+      maxRunTimeMs: 60_000,
+      executor: {
+        execute: async (run) =>
+          run.automation === "a" ? { outcome: "failed", error: { code: "connection", message: "ftp.example.com refused the login" } } : { outcome: "success", error: null },
+      },
+    });
+    attachRunLog(queue, logger);
+    queue.enqueue(request("a"));
+    queue.enqueue(request("b"));
+    await vi.advanceTimersByTimeAsync(0);
+    const ends = lines.filter((l) => l.event === "run_finished");
+    expect(ends.map((l) => [l.automation, l.level, l.error_code ?? null, l.error_message ?? null])).toEqual([
+      ["a", "error", "connection", "ftp.example.com refused the login"],
+      ["b", "info", null, null],
+    ]);
   });
 
   it("reports a throwing executor as failed and goes on with the next run", async () => {
