@@ -1,9 +1,13 @@
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `90s`, `15m`, `24h`, `30d`, `1h30m`, or a bare number of milliseconds. */
+/**
+ * `90s`, `15m`, `24h`, `30d`, `1h30m`. A bare number is refused: `90` read as
+ * milliseconds would cancel every run at once, read as seconds it would
+ * disagree with `--grace`; the unit says which.
+ */
 export function parseDuration(text: string): number {
   const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (/^\d+(?:\.\d+)?$/.test(trimmed)) throw new Error(`"${text}" has no unit; write ${trimmed}s, ${trimmed}m or ${trimmed}h (ms for milliseconds)`);
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
   let total = 0;
   let consumed = 0;

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { runJson, runSummary } from "../cli-output/summary.js";
 import { progressView } from "../cli-output/progress.js";
 import { createLogger } from "../log.js";
+import { formatDuration } from "../duration.js";
 import { ConveyorError } from "../errors.js";
 import { runAutomation } from "../pipeline/run.js";
 import type { RunOutcome } from "../state/index.js";
@@ -66,6 +67,11 @@ export function register(program: Command): void {
         const onSignal = (): void => controller.abort();
         process.once("SIGINT", onSignal);
         process.once("SIGTERM", onSignal);
+        // As in the daemon: a run started by cron and stuck on a hung server must end.
+        const limit = setTimeout(() => {
+          controller.abort(new ConveyorError("canceled", `the run passed max_run_time (${formatDuration(settings.maxRunTimeMs)}) and was canceled`, { details: { reason: "max_run_time" }, hint: "raise --max-run-time (CONVEYOR_MAX_RUN_TIME) if the run needs longer" }));
+        }, Math.min(settings.maxRunTimeMs, 2 ** 31 - 1));
+        limit.unref();
         const progress = progressView(!flags.json);
         try {
           const run = await runAutomation(worker.env, {
@@ -97,6 +103,7 @@ export function register(program: Command): void {
           return exitCodeFor(run.outcome, run.error?.code);
         } finally {
           progress.stop();
+          clearTimeout(limit);
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
           await worker.close();

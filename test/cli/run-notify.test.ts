@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -42,7 +44,7 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, "local-7.csv"), "guid,title,stock\nL1,Local part,4\nL2,Other local,5\nL3,Third,6\n");
 });
 
-function conveyor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function conveyor(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -54,6 +56,7 @@ function conveyor(args: string[]): Promise<{ code: number; stdout: string; stder
           CONVEYOR_READ_LIMIT: "100000",
           CONVEYOR_WRITE_LIMIT: "100000",
           CONVEYOR_SMTP_URL: smtp.url(),
+          ...env,
         },
         timeout: 90_000,
       },
@@ -121,4 +124,40 @@ describe("conveyor run --notify", () => {
     const check = await conveyor(["check", path.join(dir, "local.json")]);
     expect(check.stdout).toContain("warning: connection: no connection: only conveyor run --file can feed this import");
   });
+});
+
+describe("conveyor run --max-run-time", () => {
+  it("cancels a run stuck on a server that never answers, and says which limit ended it", async () => {
+    // Answers nothing, ever: the connector's own timeouts are far longer than the limit.
+    const server = createServer(() => undefined);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    writeFileSync(path.join(dir, "hung.json"), JSON.stringify({
+      name: "Hung feed", slug: "hung-feed", active: true, schedule: "0 * * * *", type: "products", action: "import",
+      connection: { type: "http", address: `http://127.0.0.1:${port}/feed.csv`, method: "GET", payload: {} },
+      file_configs: [{ name: "feed.csv", identifier: "guid", create: "add", field_map: { guid: "guid", title: "title" } }],
+    }));
+    try {
+      const started = Date.now();
+      const result = await conveyor(["run", path.join(dir, "hung.json"), "--max-run-time", "2s", "--json"], { CONVEYOR_ALLOW_PRIVATE_HOSTS: "1" });
+      const run = JSON.parse(result.stdout) as { outcome: string; error: { code: string; message: string; hint?: string } };
+      expect(run.outcome).toBe("canceled");
+      expect(run.error.message).toContain("max_run_time (2.0s)");
+      expect(run.error.hint).toContain("--max-run-time");
+      expect(result.code).toBe(1);
+      expect(Date.now() - started).toBeLessThan(60_000);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 90_000);
+
+  it("refuses a duration without a unit, naming the setting", async () => {
+    const result = await conveyor(["runs"], { CONVEYOR_MAX_RUN_TIME: "90" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("CONVEYOR_MAX_RUN_TIME");
+    expect(result.stderr).toContain("write 90s, 90m or 90h");
+  }, 60_000);
 });
