@@ -45,7 +45,7 @@ export function register(program: Command): void {
           return EXIT.ok;
         }
         if (runs.length === 0) {
-          process.stdout.write("no runs recorded\n");
+          process.stdout.write(automation === undefined ? "no runs recorded\n" : `no runs recorded for ${JSON.stringify(automation)} (an automation's id, slug or definition file key); \`conveyor runs\` lists every run\n`);
           return EXIT.ok;
         }
         const table = new Table({ head: ["run", "automation", "mode", "trigger", "outcome", "started", "rows", "changes"], style: { head: [], border: [] } });

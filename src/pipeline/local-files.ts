@@ -42,6 +42,15 @@ export function checkLocalFiles(configs: readonly FileConfig[], listing: readonl
 
 /** Copies a given file into the run's work folder, as a download would. */
 export async function copyLocalFile(file: RemoteFile, localPath: string): Promise<{ size: number }> {
-  await copyFile(file.path, localPath);
+  try {
+    await copyFile(file.path, localPath);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM") throw err;
+    throw new ConveyorError("usage", `--file ${file.path}: permission denied; the file cannot be read by this user`, {
+      cause: err,
+      hint: "Give this user read permission on the file (chmod o+r, or run as its owner), or copy it somewhere readable.",
+    });
+  }
   return { size: (await stat(localPath)).size };
 }
