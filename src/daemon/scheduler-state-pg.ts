@@ -57,8 +57,12 @@ export class PgSchedulerState implements SchedulerState {
     return rows.map((r) => ({ fireTime: r.fire_time, reason: r.reason, recorded: r.recorded.toISOString() }));
   }
 
+  /** Also a cluster's fire claims, one row per automation and fire time, needed only around their fire time. */
   async pruneSkips(before: Date): Promise<number> {
-    return (await this.pool.query("DELETE FROM scheduler_skips WHERE recorded < $1", [before.toISOString()])).rowCount ?? 0;
+    const pruned = (await this.pool.query("DELETE FROM scheduler_skips WHERE recorded < $1", [before.toISOString()])).rowCount ?? 0;
+    const { rows } = await this.pool.query<{ present: boolean }>("SELECT to_regclass('fire_claims') IS NOT NULL AS present");
+    if (rows[0]?.present) await this.pool.query("DELETE FROM fire_claims WHERE claimed < $1", [before.toISOString()]);
+    return pruned;
   }
 
   async close(): Promise<void> {

@@ -46,7 +46,7 @@ export interface SchedulerState {
   lastFullRun(key: string): Promise<string | null>;
   setLastFullRun(key: string, iso: string): Promise<void>;
   recordSkip(key: string, fireTime: string, reason: string): Promise<void>;
-  /** Forget skip notes older than the date (run_retention). */
+  /** Forget skip notes (and a cluster's fire claims) older than the date (run_retention). */
   pruneSkips(before: Date): Promise<number>;
 }
 

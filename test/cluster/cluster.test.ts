@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
+import { PgSchedulerState } from "../../src/daemon/scheduler-state-pg.js";
+import { openPgPool, parsePgUrl } from "../../src/state/pg-connect.js";
 import { silentLogger } from "../../src/log.js";
 import { startCluster, type Cluster } from "../../src/daemon/cluster/index.js";
 import { Metrics } from "../../src/daemon/metrics.js";
@@ -120,6 +122,15 @@ describe("cluster queue on PostgreSQL", () => {
     expect([...perFire.values()]).toEqual(Array(12).fill(1));
     const claims = await admin.query(`SELECT count(*)::int AS n, count(run_id)::int AS runs FROM "${db.schema}".fire_claims`);
     expect(claims.rows[0]).toEqual({ n: 12, runs: 12 });
+    // Retention forgets them with the skip notes.
+    const pool = await openPgPool(parsePgUrl(db.url));
+    try {
+      await new PgSchedulerState(pool).pruneSkips(new Date(Date.now() + 60_000));
+    } finally {
+      await pool.end();
+    }
+    const left = await admin.query(`SELECT count(*)::int AS n FROM "${db.schema}".fire_claims`);
+    expect(left.rows[0]).toEqual({ n: 0 });
   });
 
   it("one run per automation across daemons: a tick finding it running is skipped once, an API run waits", async () => {
