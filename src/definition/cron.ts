@@ -62,5 +62,36 @@ export function checkCron(expression: string): string | null {
       if (wrong) return `${field.name} field: ${wrong}`;
     }
   }
-  return null;
+  return neverFires(parts);
+}
+
+/** The values a valid field's text allows. */
+function expand(text: string, field: CronField): Set<number> {
+  const out = new Set<number>();
+  for (const item of text.split(",")) {
+    const step = /^\*\/(\d+)$/.exec(item);
+    const span = /^(\d+)-(\d+)$/.exec(item);
+    const [from, to, by] = item === "*" ? [field.min, field.max, 1] : step ? [field.min, field.max, Number(step[1])] : span ? [Number(span[1]), Number(span[2]), 1] : [Number(item), Number(item), 1];
+    for (let v = from; v <= to; v += by) out.add(v);
+  }
+  return out;
+}
+
+/** Longest month lengths, February in a leap year. */
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * A day of the month that none of the months has ("0 0 30 2 *") is a schedule
+ * that is accepted and never runs. With a day of the week as well, either
+ * matching fires the run (the cron rule), so only a "*" day of week is checked.
+ */
+function neverFires(parts: readonly string[]): string | null {
+  const [, , domText = "*", monthText = "*", dowText = "*"] = parts;
+  if (dowText !== "*" || domText === "*") return null;
+  const [, , domField, monthField] = FIELDS;
+  if (!domField || !monthField) return null;
+  const days = Math.min(...expand(domText, domField));
+  const months = [...expand(monthText, monthField)];
+  if (months.some((m) => days <= (MONTH_DAYS[m - 1] ?? 31))) return null;
+  return `day of month ${domText} never occurs in month ${monthText}: the schedule would never run`;
 }

@@ -181,8 +181,13 @@ describe("valid definitions pass", () => {
     expect(problemsOf(make())).toEqual([]);
   });
   it("accepts every cron form of the spec", () => {
-    for (const schedule of ["* * * * *", "*/5 * * * *", "0 6 * * 1-5", "0 6,18 * * *", "30 2 1 1,7 0", "0 0 * * 7"]) {
+    for (const schedule of ["* * * * *", "*/5 * * * *", "0 6 * * 1-5", "0 6,18 * * *", "30 2 1 1,7 0", "0 0 * * 7", "0 0 29 2 *", "0 0 31 1-4 *", "0 0 30 2 1"]) {
       expect(problemsOf({ ...productImport(), schedule })).toEqual([]);
+    }
+  });
+  it("refuses a schedule whose day never occurs in its months", () => {
+    for (const schedule of ["0 0 30 2 *", "0 0 31 4,6,9,11 *", "0 0 30-31 2 *"]) {
+      expect(problemsOf({ ...productImport(), schedule })).toEqual([expect.objectContaining({ path: "schedule", message: expect.stringContaining("the schedule would never run") })]);
     }
   });
   it("accepts a case-insensitive name pattern and a move folder", () => {
