@@ -235,9 +235,8 @@ export class SqliteStore implements StateStore {
     const limit = query.records ?? 20;
     const logs: LogRecord[] = [];
     let found = 0;
-    const rows = this.db
-      .prepare(`SELECT body FROM logs ${query.account ? "WHERE account = ?" : ""} ORDER BY seq DESC`)
-      .iterate(...(query.account ? [query.account] : [])) as IterableIterator<{ body: string }>;
+    const { where, args } = indexedLogWhere(query);
+    const rows = this.db.prepare(`SELECT body FROM logs ${where} ORDER BY seq DESC`).iterate(...args) as IterableIterator<{ body: string }>;
     for (const row of rows) {
       const record = JSON.parse(row.body) as LogRecord;
       if (!matches(record)) continue;
@@ -275,4 +274,38 @@ export class SqliteStore implements StateStore {
   async close(): Promise<void> {
     this.db.close();
   }
+}
+
+/**
+ * The part of a log search the table's indexes answer (account, identifier,
+ * job_id, request_id, id), so a narrow search reads its rows and not the
+ * account's whole log; `logFilter` still decides every row (timestamps,
+ * refining fields).
+ */
+function indexedLogWhere(query: LogQuery): { where: string; args: string[] } {
+  const where: string[] = [];
+  const args: string[] = [];
+  if (query.account) {
+    where.push("account = ?");
+    args.push(query.account);
+  }
+  const identifiers = query.identifier ?? [];
+  if (identifiers.length > 0) {
+    where.push(`identifier IN (${identifiers.map(() => "?").join(", ")})`);
+    args.push(...identifiers);
+  }
+  if (query.request_id) {
+    where.push("request_id = ?");
+    args.push(query.request_id);
+  }
+  if (query.id) {
+    where.push("id = ?");
+    args.push(query.id);
+  }
+  // job_id refines only next to a search field (logFilter); the identifier or request_id above is one.
+  if (query.job_id && (identifiers.length > 0 || query.request_id || query.id)) {
+    where.push("job_id = ?");
+    args.push(query.job_id);
+  }
+  return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", args };
 }

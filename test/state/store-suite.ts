@@ -190,6 +190,12 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       // refining fields count only together with a search field
       expect((await store.searchLogs({ account: "demo", result: "error" })).found).toBe(1001);
       expect((await store.searchLogs({ account: "demo", identifier: ["SKU1"], result: "error" })).found).toBe(0);
+      // Pages lie within the capped matches, as found tells a client; older records are reached through the filters.
+      const last = await store.searchLogs({ account: "demo", start: 995, records: 20 });
+      expect(last.logs.map((l) => l.id)).toEqual(Array.from({ length: 7 }, (_, i) => `log-${104 - i}`));
+      // job_id and request_id narrow next to a search field.
+      expect((await store.searchLogs({ account: "demo", identifier: ["SKU2"], job_id: "run-2" })).found).toBe(0);
+      expect((await store.searchLogs({ account: "demo", request_id: "bulk-1", job_id: "run-1", records: 1 })).found).toBe(1001);
     });
 
     it("keeps a run's debug files for every reader, and refuses names that climb out", async () => {
