@@ -3,7 +3,8 @@ import type { RunProgress } from "../pipeline/environment.js";
 
 /**
  * The progress line of a run on a terminal: stage, rows read, rows per
- * second. Nothing is drawn when standard error is not a terminal (scripts,
+ * second while the feed is read, and during apply a bar of the bulk files
+ * sent. Nothing is drawn when standard error is not a terminal (scripts,
  * CI, `--json`), so logs stay clean.
  */
 export interface ProgressView {
@@ -11,11 +12,38 @@ export interface ProgressView {
   stop(): void;
 }
 
+/** Stages in which rows stream in: the rate means something only there. */
+const READING = new Set(["read", "plan"]);
+const BAR_WIDTH = 20;
+
+export interface ProgressState {
+  /** When the first row-reading stage began (ms), null before. */
+  readingSince: number | null;
+  /** The last rate measured while reading: kept once the rows stop coming. */
+  rate: number;
+}
+
+/** The line's fields for one update; pure, so what a user sees is tested without a terminal. */
+export function progressFields(p: RunProgress, state: ProgressState, now: number): { stage: string; rows: string; rate: string; files: string } {
+  if (READING.has(p.stage)) {
+    state.readingSince ??= now;
+    const seconds = (now - state.readingSince) / 1000;
+    if (seconds >= 0.5) state.rate = Math.round(p.rows / seconds);
+  }
+  let files = "";
+  if (p.total !== undefined && p.total > 0) {
+    const done = Math.min(p.done ?? 0, p.total);
+    const filled = Math.round((done / p.total) * BAR_WIDTH);
+    files = `${"█".repeat(filled)}${"░".repeat(BAR_WIDTH - filled)} ${done}/${p.total} bulk files | `;
+  }
+  return { stage: p.stage.padEnd(7), rows: p.rows.toLocaleString("en-US"), rate: state.rate.toLocaleString("en-US"), files };
+}
+
 export function progressView(enabled: boolean): ProgressView {
   if (!enabled || !process.stderr.isTTY) return { update: () => undefined, stop: () => undefined };
   const bar = new SingleBar(
     {
-      format: " {stage} | {rows} rows | {rate} rows/s | {duration_formatted}",
+      format: " {stage} | {rows} rows | {rate} rows/s | {files}{duration_formatted}",
       stream: process.stderr,
       hideCursor: true,
       clearOnComplete: true,
@@ -23,12 +51,11 @@ export function progressView(enabled: boolean): ProgressView {
     },
     Presets.shades_classic,
   );
-  const started = Date.now();
-  bar.start(1, 0, { stage: "prepare", rows: 0, rate: 0 });
+  const state: ProgressState = { readingSince: null, rate: 0 };
+  bar.start(1, 0, { stage: "prepare", rows: 0, rate: 0, files: "" });
   return {
     update(p) {
-      const seconds = Math.max((Date.now() - started) / 1000, 0.001);
-      bar.update(0, { stage: p.stage.padEnd(7), rows: p.rows.toLocaleString("en-US"), rate: Math.round(p.rows / seconds).toLocaleString("en-US") });
+      bar.update(0, progressFields(p, state, Date.now()));
     },
     stop() {
       bar.stop();

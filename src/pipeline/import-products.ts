@@ -44,7 +44,8 @@ export interface ProductPassInput {
   counts: RunCounts;
   now: () => Date;
   signal?: AbortSignal;
-  onStage?: (stage: "read" | "scope" | "plan" | "apply" | "commit", rows: number) => void;
+  /** `files`: bulk files sent and in all, during apply. */
+  onStage?: (stage: "read" | "scope" | "plan" | "apply" | "commit", rows: number, files?: { done: number; total: number }) => void;
 }
 
 export interface ProductPassResult {
@@ -177,8 +178,17 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     });
     if (guard || !input.live) return { guard, apply: null, bulkFiles };
 
-    input.onStage?.("apply", read.rows);
-    const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: config.skip_all, logs: input.logs, signal: input.signal, failed: work.failures() });
+    input.onStage?.("apply", read.rows, { done: 0, total: bulkFiles.length });
+    const apply = await applyProductFiles({
+      client: input.client,
+      files: bulkFiles,
+      runId: input.runId,
+      skipAll: config.skip_all,
+      logs: input.logs,
+      signal: input.signal,
+      failed: work.failures(),
+      onFile: (done, total) => input.onStage?.("apply", read.rows, { done, total }),
+    });
     counts.failed += apply.failed.size;
     faultPoint("after-apply");
 

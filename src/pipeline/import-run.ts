@@ -28,7 +28,7 @@ export interface ImportContext {
   debug: DebugFiles;
   workDir: string;
   now: () => Date;
-  stage: (stage: RunStage, rows?: number) => void;
+  stage: (stage: RunStage, rows?: number, files?: { done: number; total: number }) => void;
 }
 
 export interface ImportOutcome {
@@ -76,7 +76,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         counts: recorder.counts,
         now: ctx.now,
         signal: options.signal,
-        onStage: (stage, rows) => ctx.stage(stage, rows),
+        onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
       });
       if (pass.guard) return { guard: pass.guard, nothing: false, applyError: null };
       if (!live) continue;

@@ -39,9 +39,9 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   const counter = newCounter();
   const client = env.client.withCounter(counter);
   const timings: Array<{ stage: RunStage; at: string }> = [];
-  const stage = (s: RunStage, rows = recorder.counts.rows): void => {
+  const stage = (s: RunStage, rows = recorder.counts.rows, files?: { done: number; total: number }): void => {
     if (timings[timings.length - 1]?.stage !== s) timings.push({ stage: s, at: now().toISOString() });
-    options.progress?.({ stage: s, rows });
+    options.progress?.(files ? { stage: s, rows, ...files } : { stage: s, rows });
   };
   let outcome: RunOutcome = "failed";
   let error: ConveyorError | undefined;

@@ -4,6 +4,7 @@ import path from "node:path";
 import { loadSettings } from "../../src/config.js";
 import { parseAutomation, type Automation } from "../../src/definition/index.js";
 import { silentLogger } from "../../src/log.js";
+import type { RunProgress } from "../../src/pipeline/environment.js";
 import { runAutomation } from "../../src/pipeline/run.js";
 import type { RunRecord } from "../../src/state/index.js";
 import { openWorker, type Worker } from "../../src/worker.js";
@@ -20,7 +21,7 @@ export interface Harness {
   feeds: string;
   writeFeed(name: string, text: string, ageSeconds?: number): string;
   automation(fileConfig: Record<string, unknown>, extra?: Record<string, unknown>): Automation;
-  run(automation: Automation, options?: { mode?: "prod" | "debug"; diff?: boolean; force?: boolean; key?: string }): Promise<RunRecord>;
+  run(automation: Automation, options?: { mode?: "prod" | "debug"; diff?: boolean; force?: boolean; key?: string; progress?: (p: RunProgress) => void }): Promise<RunRecord>;
   /** Items of the service by guid. */
   items(): Map<string, Record<string, string>>;
   /** Bulk jobs the service received, oldest first. */
@@ -72,6 +73,7 @@ export async function openHarness(env: Record<string, string> = {}): Promise<Har
         notify: false,
         email: null,
         stabilityPollMs: 10,
+        ...(options.progress ? { progress: options.progress } : {}),
       });
     },
     items() {

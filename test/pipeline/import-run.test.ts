@@ -128,6 +128,19 @@ describe("product import run", () => {
     expect(h.items().get("P00013")).toMatchObject({ title: 'Part 13, "quoted"' });
   });
 
+  it("reports each bulk file sent during apply, for the progress bar", async () => {
+    const small = await openHarness({ CONVEYOR_BULK_ROWS: "10" });
+    try {
+      small.writeFeed("feed-1.csv", csv(HEADER, catalogue(25)));
+      const seen: string[] = [];
+      const run = await small.run(small.automation({ field_map: FIELD_MAP, create: "add" }), { progress: (p) => p.stage === "apply" && seen.push(`${p.done}/${p.total}`) });
+      expect(run.outcome).toBe("success");
+      expect(seen).toEqual(["0/3", "1/3", "2/3", "3/3"]);
+    } finally {
+      await small.close();
+    }
+  });
+
   it("reports malformed rows with their line numbers and applies the good ones", async () => {
     const text = csv(HEADER, catalogue(20)) + "P99999,only three,cells\n" + ",no guid,1,1,Acme\n";
     h.writeFeed("feed-1.csv", text);
