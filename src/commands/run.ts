@@ -58,6 +58,12 @@ export function register(program: Command): void {
         const loaded = await loadAutomationArg(arg, settings);
         const key = loaded.key;
         const automation = applyParams(loaded.automation, flags.param ?? []);
+        if (flags.email !== undefined && !flags.notify) {
+          throw new ConveyorError("usage", `--email ${flags.email} is where --notify sends the summary, and --notify is not set`, { hint: "Add --notify to mail the summary, or leave out --email." });
+        }
+        if (flags.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(flags.email)) {
+          throw new ConveyorError("usage", `--email ${JSON.stringify(flags.email)} is not an e-mail address`, { hint: "Give one address, like buyer@shop.example." });
+        }
         const localFiles = flags.file ?? [];
         if (localFiles.length > 0 && automation.action !== "import") {
           throw new ConveyorError("usage", "--file feeds an import; this automation is an export", { hint: "Run it without --file: an export delivers through its connection." });

@@ -154,6 +154,15 @@ describe("conveyor run --max-run-time", () => {
     }
   }, 90_000);
 
+  it("refuses --email without --notify, and an --email that is not an address", async () => {
+    const alone = await conveyor(["run", path.join(dir, "notify.json"), "--debug", "--email", "buyer@shop.test"]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--notify is not set");
+    const wrong = await conveyor(["run", path.join(dir, "notify.json"), "--debug", "--notify", "--email", "notanemail"]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("is not an e-mail address");
+  }, 60_000);
+
   it("refuses a duration without a unit, naming the setting", async () => {
     const result = await conveyor(["runs"], { CONVEYOR_MAX_RUN_TIME: "90" });
     expect(result.code).toBe(2);
