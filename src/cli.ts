@@ -14,7 +14,7 @@ const program = new Command("conveyor")
   )
   .version("0.1.0")
   .showHelpAfterError("(run with --help for usage)")
-  .configureHelp({ sortOptions: false })
+  .configureHelp({ sortOptions: false, showGlobalOptions: true })
   // Set before the commands are added: each inherits it.
   .exitOverride(usageExit);
 

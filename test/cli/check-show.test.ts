@@ -101,6 +101,8 @@ describe("conveyor check", () => {
     const help = await cli(["check", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/Usage: conveyor check \[options\] <files\.\.\.>/);
+    // The settings flags every command takes are listed with each command's own.
+    expect(help.stdout).toMatch(/Global Options:[\s\S]*--data-dir <value>/);
   });
 });
 
