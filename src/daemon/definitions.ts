@@ -30,6 +30,8 @@ function isObject(value: unknown): value is Json {
  * installer's values. Every write either passes `parseAutomation` with the
  * result stored, or changes nothing and reports every problem.
  */
+const KINDS: readonly AutomationKind[] = ["custom", "installed"];
+
 export class DefinitionService {
   constructor(
     private readonly store: DefinitionStore,
@@ -62,7 +64,7 @@ export class DefinitionService {
     if (!isObject(body)) throw invalid([{ path: "", message: "the body must be a JSON object (an automation definition)" }]);
     const sealed = sealDefinition(body, null, this.key);
     const automation = this.validate(sealed);
-    const slug = await this.freeSlug(account, "custom", automation.slug, typeof body.slug === "string" && body.slug !== "", null);
+    const slug = await this.freeSlug(account, automation.slug, typeof body.slug === "string" && body.slug !== "", null);
     const created = await this.store.insert({ account, kind: "custom", slug, body: { ...sealed, slug }, source: source?.file ?? null, sourceHash: source?.hash ?? null });
     this.onChange();
     return created;
@@ -74,7 +76,7 @@ export class DefinitionService {
     const merged = sealDefinition(mergePatch(stored.body, patch), stored.body, this.key);
     const automation = this.validate(merged);
     const explicit = typeof patch.slug === "string" && patch.slug !== "";
-    const slug = explicit || automation.slug !== stored.slug ? await this.freeSlug(account, "custom", explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
+    const slug = explicit || automation.slug !== stored.slug ? await this.freeSlug(account, explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
     await this.store.update(id, { slug, body: { ...merged, slug } });
     this.onChange();
     return this.own(account, "custom", id);
@@ -86,7 +88,7 @@ export class DefinitionService {
     if (!isObject(body)) throw invalid([{ path: "", message: "a definition is a JSON object" }]);
     const sealed = sealDefinition(body, stored.body, this.key);
     const automation = this.validate(sealed);
-    const slug = await this.freeSlug(account, "custom", automation.slug, true, id);
+    const slug = await this.freeSlug(account, automation.slug, true, id);
     await this.store.update(id, { slug, body: { ...sealed, slug }, sourceHash });
     this.onChange();
     return this.own(account, "custom", id);
@@ -133,7 +135,7 @@ export class DefinitionService {
     if (problems.length > 0 || !published) throw invalid(problems);
     install.parameters = sealParameters(body.parameters, null, this.key);
     const automation = this.validate(installedDefinition(published.raw, install));
-    const slug = await this.freeSlug(account, "installed", automation.slug, false, null);
+    const slug = await this.freeSlug(account, automation.slug, false, null);
     const created = await this.store.insert({ account, kind: "installed", slug, sharedId: String(published.sharedId), body: install });
     this.onChange();
     return created;
@@ -228,10 +230,14 @@ export class DefinitionService {
   }
 
   /** Slugs are unique per account; a generated one gets a number, a chosen one that is taken is a problem. */
-  private async freeSlug(account: string, kind: AutomationKind, slug: string, explicit: boolean, self: number | null): Promise<string> {
+  /** automations.md: a slug is unique per account, custom and installed automations together (`conveyor run <slug>` names one). */
+  private async freeSlug(account: string, slug: string, explicit: boolean, self: number | null): Promise<string> {
     const taken = async (s: string): Promise<boolean> => {
-      const other = await this.store.bySlug(account, kind, s);
-      return other !== null && other.id !== self;
+      for (const kind of KINDS) {
+        const other = await this.store.bySlug(account, kind, s);
+        if (other !== null && other.id !== self) return true;
+      }
+      return false;
     };
     if (!(await taken(slug))) return slug;
     if (explicit) throw invalid([{ path: "slug", message: `"${slug}" is already the slug of another automation of this account`, allowed: "a slug no other automation of the account uses" }]);

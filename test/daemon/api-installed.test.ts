@@ -75,6 +75,20 @@ describe("published and installed automations (seed part 4.2)", () => {
     expect(list.text).not.toContain("internal.example");
   });
 
+  it("keeps slugs unique across custom and installed automations of the account", async () => {
+    const one = await t.request("GET", `/v3/automations/installed/${installedId}`);
+    const slug = String((one.body.automation as Record<string, unknown>).slug);
+    expect(slug).not.toBe("undefined");
+    const clash = await t.request("POST", "/v3/automations/custom", stockDefinition({ slug }));
+    expect(clash.status).toBeGreaterThanOrEqual(400);
+    expect(clash.text).toContain(`\\"${slug}\\" is already the slug of another automation of this account`);
+    const named = await t.request("POST", "/v3/automations/custom", stockDefinition({ name: "Shared stock feed" }));
+    expect(named.status).toBe(200);
+    const created = await t.request("GET", `/v3/automations/custom/${String(named.body.id)}`);
+    expect((created.body.automation as Record<string, unknown>).slug).not.toBe(slug);
+    await t.request("DELETE", `/v3/automations/custom/${String(named.body.id)}`);
+  });
+
   it("fetches one: {automation, status, timestamp}; installed status carries timestamp strings", async () => {
     const run = await t.request("GET", `/v3/automations/installed/${installedId}/run`);
     expect(run.body).toEqual({ id: expect.any(String), message: expect.any(String), result: "success" });
