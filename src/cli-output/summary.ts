@@ -14,7 +14,8 @@ export function runSummary(run: RunRecord): string {
     { outcome: run.outcome ?? "running" },
     // Records from before `merged` was counted have none.
     { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped${c.merged ? `, ${c.merged} merged into earlier rows` : ""}` },
-    { changes: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
+    // A live run stopped part way applied part of its plan: its counts are what it planned, not what it did.
+    { [cutShort(run) ? "planned" : "changes"]: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
     { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
     { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },
     ...(run.connection?.host_key ? [{ "host key": run.connection.host_key }] : []),
@@ -23,8 +24,13 @@ export function runSummary(run: RunRecord): string {
   const lines = [table.toString()];
   if (run.guard) lines.push(`stopped by guard ${run.guard.name}: ${run.guard.message}`);
   if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}${run.error.hint ? `\n  how to fix: ${run.error.hint}` : ""}`);
+  if (cutShort(run)) lines.push(`part of the plan may have been applied: the log records with job_id ${run.id} give each record's result; the next run sends what is missing`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
   return `${lines.join("\n")}\n`;
+}
+
+function cutShort(run: RunRecord): boolean {
+  return run.mode === "prod" && (run.outcome === "canceled" || run.outcome === "failed") && run.requests.write > 0;
 }
 
 /** The `--json` shape of runs.md. */

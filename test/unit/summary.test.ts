@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { runSummary } from "../../src/cli-output/summary.js";
+import { emptyCounts, type RunRecord } from "../../src/state/index.js";
+
+function record(over: Partial<RunRecord>): RunRecord {
+  return {
+    id: "r20261123T101500-abc123", automation: "stock", account: "demo", mode: "prod", trigger: "manual", diff: false, force: false, notify: false, email: null,
+    started: "2026-11-23T10:15:00.000Z", finished: "2026-11-23T10:15:24.000Z", outcome: "success", counts: { ...emptyCounts(), rows: 300, update: 300 },
+    requests: { read: 2, write: 27 }, bytes: 0, files: [], debug_files: [], guard: null, error: null, heartbeat: null, ...over,
+  };
+}
+
+describe("the run summary", () => {
+  it("calls a finished run's counts changes", () => {
+    const text = runSummary(record({}));
+    expect(text).toMatch(/changes\s+│ 0 create, 300 update/);
+    expect(text).not.toContain("part of the plan");
+  });
+
+  it("calls a live run stopped part way through apply's counts planned, and says where the results are", () => {
+    const text = runSummary(record({ outcome: "canceled", error: { code: "canceled", message: "the run was canceled" } }));
+    expect(text).toMatch(/planned\s+│ 0 create, 300 update/);
+    expect(text).toContain("part of the plan may have been applied: the log records with job_id r20261123T101500-abc123 give each record's result");
+  });
+});
