@@ -35,18 +35,8 @@ export class DaemonExecutor implements RunExecutor {
       if (!stored) throw new ConveyorError("definition_not_found", `automation ${request.automation} was deleted before its run started`);
       const { automation } = definitions.effective(stored);
       const env = await environments.forAccount(stored.account);
-      record = await runAutomation(env, {
-        key: request.automation,
-        automation,
-        mode: request.mode,
-        trigger: request.trigger,
-        diff: request.diff,
-        force: request.force,
-        notify: request.notify,
-        email: request.email,
-        id: request.id,
-        signal,
-      });
+      const { mode, trigger, diff, force, notify, email, id } = runStart(request);
+      record = await runAutomation(env, { key: request.automation, automation, mode, trigger, diff, force, notify, email, id, signal });
     } catch (raw) {
       record = await this.failedBeforeStart(request, raw);
     }
