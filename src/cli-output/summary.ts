@@ -12,6 +12,7 @@ export function runSummary(run: RunRecord): string {
     { automation: run.automation },
     { mode: `${run.mode}${run.diff ? " (diff)" : ""}` },
     { outcome: run.outcome ?? "running" },
+    ...(run.note ? [{ why: run.note }] : []),
     // Records from before `merged` was counted have none.
     { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped${c.merged ? `, ${c.merged} merged into earlier rows` : ""}` },
     // A live run stopped part way applied part of its plan: its counts are what it planned, not what it did.
@@ -49,6 +50,7 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     files: run.files.map((f) => ({ name: f.name, size: f.size, sha256: f.sha256 })),
     debug_files: run.debug_files,
     ...(run.connection ? { connection: run.connection } : {}),
+    ...(run.note ? { note: run.note } : {}),
     ...(run.guard ? { guard: run.guard } : {}),
     ...(run.error ? { error: run.error } : {}),
   };

@@ -57,6 +57,7 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
     `Files: ${run.files.map((f) => `${f.name} (${f.size} bytes)`).join(", ") || "none"}`,
     `Requests: ${run.requests.read} reads, ${run.requests.write} writes`,
   ];
+  if (run.note) lines.push("", `Nothing to do: ${run.note}`);
   if (run.guard) lines.push("", `Stopped by the ${run.guard.name} guard: ${run.guard.message}`);
   if (run.error) lines.push("", `Error (${run.error.code}): ${run.error.message}`, ...(run.error.hint ? [`How to fix: ${run.error.hint}`] : []));
   if (errors.length > 0) lines.push("", "First row errors (line, identifier, message):", ...errors.map((l) => `  ${l}`));

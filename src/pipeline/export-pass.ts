@@ -45,6 +45,7 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
   const { ctx, config, index } = input;
   const { automation, recorder, options } = ctx;
   const counts = recorder.counts;
+  const before = { rows: counts.rows, unchanged: counts.unchanged };
   const live = input.connector !== null;
   const mapper: ExportMapper = createExportMapper(config, { type: automation.type, now: ctx.now });
   const name = outputName(automation, config, index, { runId: recorder.record.id, now: ctx.now() });
@@ -110,6 +111,7 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     await snapshot.close();
     if (file.rows === 0 && !config.export_empty) {
       await snapshot.discard();
+      recorder.noteIdle(`file_configs[${index}]: ${idleReason(counts.rows - before.rows, counts.unchanged - before.unchanged)}`);
       return { output: false, file: null, delivery: null };
     }
     if (!live || !input.connector) {
@@ -134,4 +136,10 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     await snapshot.close();
     await spool?.close();
   }
+}
+
+function idleReason(selected: number, unchanged: number): string {
+  if (selected === 0) return "no record to export: the selection found none";
+  if (unchanged === selected) return `nothing to export: all ${selected} selected records are unchanged since the last export`;
+  return `nothing to export: ${selected} records selected, none left to send (${unchanged} unchanged, the rest skipped or in error)`;
 }

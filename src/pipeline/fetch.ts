@@ -117,6 +117,22 @@ export async function downloadFiles(connector: Pick<Connector, "download">, file
   return out;
 }
 
+/**
+ * Why a listing gave a run nothing to import, for the run's note: each
+ * reason with how many files it left out and the first few names.
+ */
+export function describeNothing(result: SelectResult & { listed: RemoteFile[] }, config: Pick<FileConfig, "name" | "min_age">): string {
+  if (result.listed.length === 0) return "no file to import: the folder is empty";
+  const byReason = new Map<string, string[]>();
+  const add = (reason: string, name: string): void => {
+    byReason.set(reason, [...(byReason.get(reason) ?? []), name]);
+  };
+  for (const { file, reason } of result.skipped) add(reason === "no match" && config.name ? `not matching name ${JSON.stringify(config.name)}` : reason === "too young" ? `younger than min_age (${config.min_age} s)` : reason, file.name);
+  for (const file of result.young) add(`still changing after waiting for min_age (${config.min_age} s)`, file.name);
+  const parts = [...byReason].map(([reason, names]) => `${names.length} ${reason} (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""})`);
+  return `no file to import: ${result.listed.length} listed, ${parts.join(", ")}`;
+}
+
 export function describeListing(result: SelectResult & { listed: RemoteFile[] }, pattern: string | undefined): string {
   const names = result.listed.map((f) => f.name);
   const shown = names.slice(0, 20).join(", ") + (names.length > 20 ? `, … (${names.length} in all)` : "");

@@ -4,7 +4,7 @@ import type { Connector } from "../../connectors/types.js";
 import type { FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { connectorContext } from "./connector-context.js";
-import { chooseFiles, describeListing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
+import { chooseFiles, describeListing, describeNothing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
 import type { ImportContext } from "./import-run.js";
 import { checkLocalFiles, copyLocalFile, localFilesFor, localListing } from "./local-files.js";
 
@@ -70,6 +70,7 @@ async function fetchFromConnection(ctx: ImportContext, connector: Connector, con
         hint: "Check the connection's path and the file config's name pattern; set require_file: false if an empty folder is normal.",
       });
     }
+    ctx.recorder.noteIdle(`file_configs[${index}]: ${describeNothing(chosen, config)}`);
     return [];
   }
   return downloadFiles(connector, chosen.picked, downloadFolder(ctx, index));

@@ -22,6 +22,7 @@ const HEARTBEAT_MS = 10_000;
 export class RunRecorder {
   readonly record: RunRecord;
   private timer: NodeJS.Timeout | undefined;
+  private readonly idle: string[] = [];
 
   private constructor(
     private readonly store: StateStore,
@@ -69,6 +70,11 @@ export class RunRecorder {
     this.record.bytes += file.size;
   }
 
+  /** A file config that found nothing to do, and why; kept as the run's note if the whole run ends with nothing. */
+  noteIdle(reason: string): void {
+    this.idle.push(reason);
+  }
+
   /** What the connection learned (an accepted host key), kept with the run. */
   noteConnection(facts: Record<string, string>): void {
     if (Object.keys(facts).length > 0) this.record.connection = { ...this.record.connection, ...facts };
@@ -90,6 +96,7 @@ export class RunRecorder {
       guard: extra.guard ?? this.record.guard,
       error: extra.error ? runError(extra.error) : this.record.error,
       debug_files: extra.debugFiles ?? this.record.debug_files,
+      ...(outcome === "nothing" && this.idle.length ? { note: this.idle.join("; ") } : {}),
     });
     const { id: _id, ...rest } = this.record;
     await this.store.updateRun(this.record.id, rest);

@@ -60,6 +60,8 @@ export interface RunRecord extends RunSubject, RunParameters {
   files: RunFile[];
   debug_files: string[];
   guard: { name: string; message: string } | null;
+  /** Why a run had nothing to do (outcome `nothing`): which files were passed over and why, or that no record was selected. */
+  note?: string;
   /** What the connection learned (sftp: `host_key`, the fingerprint the server offered and the run accepted). */
   connection?: Record<string, string>;
   /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */

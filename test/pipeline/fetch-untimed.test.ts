@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ConnectionTestResult, Connector, RemoteFile, TransferResult } from "../../connectors/types.js";
 import { parseAutomation, type FileConfig } from "../../src/definition/index.js";
-import { chooseFiles } from "../../src/pipeline/fetch.js";
+import { chooseFiles, describeNothing } from "../../src/pipeline/fetch.js";
 import { SqliteStore } from "../../src/state/sqlite.js";
 
 /**
@@ -75,5 +75,19 @@ describe("min_age on a listing without times", () => {
     const connector = new UntimedListing(() => [["stock-1.csv", 500]]);
     expect((await choose(connector, 0)).picked).toHaveLength(1);
     expect(connector.listings).toBe(1);
+  });
+});
+
+describe("the note of a run with nothing to import", () => {
+  it("names each reason a file was passed over, with counts and the first names", async () => {
+    const connector = new UntimedListing((n) => [["readme.txt", 10], ["stock-1.csv", n === 1 ? 100 : 200], ["stock-2.csv", n === 1 ? 5 : 6]]);
+    const chosen = await choose(connector);
+    expect(chosen.picked).toEqual([]);
+    expect(describeNothing(chosen, fileConfig(30))).toBe('no file to import: 3 listed, 1 not matching name "stock.*\\\\.csv" (readme.txt), 2 still growing (stock-1.csv, stock-2.csv)');
+  });
+
+  it("says the folder is empty", async () => {
+    const chosen = await choose(new UntimedListing(() => []));
+    expect(describeNothing(chosen, fileConfig(30))).toBe("no file to import: the folder is empty");
   });
 });

@@ -145,5 +145,7 @@ describe("conveyor run on the storage samples (CLI, --json)", () => {
     const res = await conveyorRun(dir, ["samples/fixed-width-storage.json"]);
     expect(res.code).toBe(0);
     expect(res.json).toMatchObject({ outcome: "nothing", counts: { rows: 0 }, files: [] });
+    // The moved extract left the folder: the note says why there was nothing to do.
+    expect(res.json.note).toMatch(/^file_configs\[0\]: no file to import: /);
   });
 });

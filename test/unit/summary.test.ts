@@ -22,4 +22,9 @@ describe("the run summary", () => {
     expect(text).toMatch(/planned\s+│ 0 create, 300 update/);
     expect(text).toContain("part of the plan may have been applied: the log records with job_id r20261123T101500-abc123 give each record's result");
   });
+
+  it("says why a run had nothing to do", () => {
+    const text = runSummary(record({ outcome: "nothing", counts: emptyCounts(), note: "file_configs[0]: no file to import: 1 listed, 1 already processed (stock.csv)" }));
+    expect(text).toMatch(/why\s+│ file_configs\[0\]: no file to import: 1 listed, 1 already processed \(stock\.csv\)/);
+  });
 });

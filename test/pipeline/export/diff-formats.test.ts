@@ -61,6 +61,7 @@ describe("export diff and formats", () => {
     // Nothing changed since: nothing to send.
     const quiet = await run(env, a, { diff: true });
     expect(quiet.outcome).toBe("nothing");
+    expect(quiet.note).toBe(`file_configs[0]: nothing to export: all ${N} selected records are unchanged since the last export`);
     expect(quiet.counts).toMatchObject({ update: 0, create: 0, unchanged: N });
   });
 
