@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
+import { ConveyorError } from "../errors.js";
 
 /** A byte stream whose first bytes were already read, so the format can be sniffed without losing them. */
 export interface PeekedBytes {
@@ -50,7 +51,22 @@ export async function unpackGzip(bytes: PeekedBytes, stream: (chunks: AsyncItera
   let current = bytes;
   for (let depth = 0; depth < 3 && isGzip(current.head); depth++) {
     const gunzip = stream(current.chunks).pipe(createGunzip());
-    current = await peek(gunzip);
+    current = await peek(gunzipped(gunzip));
   }
   return current;
+}
+
+/** zlib's own words ("unexpected end of file") do not say which file or what to do about it. */
+async function* gunzipped(source: Readable): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of source) yield chunk as Buffer;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code !== "Z_BUF_ERROR" && code !== "Z_DATA_ERROR") throw err;
+    const what = code === "Z_BUF_ERROR" ? "ends before the compressed data does: the file is cut short" : "is damaged";
+    throw new ConveyorError("file_format", `the gzip file ${what} (${(err as Error).message})`, {
+      cause: err,
+      hint: "The file was probably cut during its upload. Ask the supplier to upload it again: it is left in place, and the next run reads the new one.",
+    });
+  }
 }

@@ -76,6 +76,8 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
       const error = errors.get(i);
       out.push(error === undefined ? { line: start, raw: fields } : { line: start, raw: fields, error });
     }
+    const last = out[out.length - 1];
+    if (final && last && input.length > 0 && !input.endsWith(breakChar)) last.open = true;
     return out;
   };
 

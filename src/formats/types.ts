@@ -13,6 +13,8 @@ export interface SourceRow {
   entry?: string;
   /** A parse problem of this record (an unterminated or stray quote), for the mapper's row error. */
   error?: string;
+  /** The file ends inside this record, with no line break after it: if the record is also bad, the file was cut short. */
+  open?: boolean;
 }
 
 export type ReadFormat = "csv" | "fixed" | "json" | "xml" | "xlsx" | "bulk";

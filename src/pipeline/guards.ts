@@ -12,13 +12,15 @@ export interface GuardInput {
   removals: number;
   scopeSize: number;
   removeConfigured: boolean;
+  /** Where a file ends inside a bad record, when one does (ReadCounts.cutAt). */
+  cutAt?: string | null;
   removeLimit: Limit;
   errorLimit: Limit;
   force: boolean;
 }
 
 export interface GuardTrip {
-  name: "empty_feed" | "remove_limit" | "error_limit";
+  name: "empty_feed" | "cut_feed" | "remove_limit" | "error_limit";
   message: string;
   /** An empty feed never removes anything, forced or not. */
   forceable: boolean;
@@ -40,6 +42,14 @@ export function checkGuards(input: GuardInput): GuardTrip | null {
       name: "empty_feed",
       message: `the feed has no data rows and remove is set: nothing was written, so that an empty or truncated file never removes the catalogue. Check the supplier's file.`,
       forceable: false,
+    };
+  }
+  // A cut file lost the records after the cut: remove would take them away, however few they are.
+  if (input.cutAt && input.removeConfigured && !input.force) {
+    return {
+      name: "cut_feed",
+      message: `the file ends inside the record at ${input.cutAt}, so it looks cut short, and remove is set: nothing was written, so that the records lost in the cut are not removed. Check the supplier's file; if it is complete as it is, run again with --force (or force=1 on the run request).`,
+      forceable: true,
     };
   }
   const total = input.rows;

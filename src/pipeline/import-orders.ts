@@ -179,6 +179,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   const guard = checkGuards({
     rows: read.rows,
     rowErrors: counts.row_errors - errorsBefore,
+    cutAt: read.cutAt,
     removals,
     scopeSize: scope.size,
     removeConfigured: plan.remove,

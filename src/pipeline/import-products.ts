@@ -169,6 +169,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     const guard = checkGuards({
       rows: read.rows,
       rowErrors: counts.row_errors - errorsBefore,
+      cutAt: read.cutAt,
       removals: done.removals,
       scopeSize,
       removeConfigured: config.remove !== undefined,

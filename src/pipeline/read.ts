@@ -1,4 +1,5 @@
 import type { Automation, FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
 import { openReader, widthProblem, type ReadOptions, type SourceRow } from "../formats/index.js";
 import { createImportMapper, type ImportMapper } from "../mapping/index.js";
 import type { DebugFiles } from "./debug-files.js";
@@ -14,6 +15,8 @@ export interface ReadCounts {
   rows: number;
   rowErrors: number;
   skipped: number;
+  /** Where a file ends inside a bad record (`feed.csv, line 203`): it was most likely cut short. */
+  cutAt: string | null;
 }
 
 export interface MappedSink {
@@ -83,10 +86,12 @@ function isReadFormat(format: FileConfig["format"]): format is NonNullable<ReadO
 }
 
 export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mapper: ImportMapper<SourceRow> | null }> {
-  const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0 };
+  const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0, cutAt: null };
   let mapper: ImportMapper<SourceRow> | null = null;
   for (const file of input.files) {
-    const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection));
+    const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection)).catch((err: unknown) => {
+      throw inFile(file.remote.name, err);
+    });
     try {
       const columns = await reader.columns();
       // The header check happens here, before the first row: a renamed column fails the run.
@@ -112,16 +117,25 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
         } else {
           counts.rowErrors++;
           const { identifier, line } = result.error;
-          const message = `${file.remote.name}: ${result.error.message}`;
+          if (row.open) counts.cutAt = `${file.remote.name}, line ${line}`;
+          const message = `${file.remote.name}: ${result.error.message}${row.open ? " (the file ends inside this record: it looks cut short)" : ""}`;
           if (identifier !== undefined) input.sink.notPlanned?.({ kind: "error", identifier, line, message });
           await input.debug.addError(line, identifier ?? "", message);
         }
         if (counts.rows % 10_000 === 0) input.onRows?.(counts.rows);
       }
+    } catch (err) {
+      throw inFile(file.remote.name, err);
     } finally {
       await reader.close();
     }
   }
   input.onRows?.(counts.rows);
   return { ...counts, mapper };
+}
+
+/** A file that cannot be read names itself: a run may read several. */
+function inFile(name: string, err: unknown): unknown {
+  if (!(err instanceof ConveyorError) || err.code !== "file_format" || err.message.includes(name)) return err;
+  return new ConveyorError(err.code, `${name}: ${err.message}`, { cause: err, retryable: err.retryable, details: err.details, ...(err.hint ? { hint: err.hint } : {}) });
 }

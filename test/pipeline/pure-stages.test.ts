@@ -100,6 +100,15 @@ describe("guards", () => {
     expect(checkGuards({ ...base, removals: 6, removeLimit: { kind: "count", value: 5 } })?.name).toBe("remove_limit");
   });
 
+  it("a file that ends inside a bad record stops a run with remove, unless forced", () => {
+    const trip = checkGuards({ ...base, rowErrors: 1, removals: 2, cutAt: "feed.csv, line 98" });
+    expect(trip?.name).toBe("cut_feed");
+    expect(trip?.message).toContain("feed.csv, line 98");
+    expect(trip?.message).toContain("--force");
+    expect(checkGuards({ ...base, rowErrors: 1, removals: 2, cutAt: "feed.csv, line 98", force: true })).toBeNull();
+    expect(checkGuards({ ...base, rowErrors: 1, cutAt: "feed.csv, line 98", removeConfigured: false })).toBeNull();
+  });
+
   it("row errors over error_limit stop unless forced", () => {
     const trip = checkGuards({ ...base, rowErrors: 20 });
     expect(trip?.name).toBe("error_limit");
