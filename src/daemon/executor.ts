@@ -27,7 +27,7 @@ export class DaemonExecutor implements RunExecutor {
     },
   ) {}
 
-  async execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string; error: { code: string; message: string } | null }> {
+  async execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string; error: { code: string; message: string } | null; note?: string }> {
     const { definitions, environments } = this.options;
     let record: RunRecord;
     try {
@@ -41,7 +41,7 @@ export class DaemonExecutor implements RunExecutor {
       record = await this.failedBeforeStart(request, raw);
     }
     await this.options.onFinished?.(record);
-    return { outcome: record.outcome ?? "failed", error: record.error ? { code: record.error.code, message: record.error.message } : null };
+    return { outcome: record.outcome ?? "failed", error: record.error ? { code: record.error.code, message: record.error.message } : null, ...(record.note ? { note: record.note } : {}) };
   }
 
   /**

@@ -39,6 +39,8 @@ export interface FinishedEvent {
   error: unknown;
   /** The error the run's record ends with, when the executor returned one. */
   failure: { code: string; message: string } | null;
+  /** Why a run with outcome `nothing` had nothing to do. */
+  note?: string;
   durationMs: number;
 }
 
@@ -245,7 +247,7 @@ export class RunQueue {
     Promise.resolve()
       .then(() => this.options.executor.execute(entry.run, controller.signal))
       .then(
-        (result) => this.finish(entry, result.outcome, null, result.error ?? null),
+        (result) => this.finish(entry, result.outcome, null, result.error ?? null, result.note),
         (err: unknown) => this.finish(entry, controller.signal.aborted ? "canceled" : "failed", err, null),
       );
   }
@@ -262,12 +264,12 @@ export class RunQueue {
     entry.controller.abort(new ConveyorError("canceled", message, { details: { reason } }));
   }
 
-  private finish(entry: Entry, outcome: string, error: unknown, failure: FinishedEvent["failure"]): void {
+  private finish(entry: Entry, outcome: string, error: unknown, failure: FinishedEvent["failure"], note?: string): void {
     if (entry.timer) this.clock.clearTimer(entry.timer);
     this.running.delete(entry.run.id);
     const durationMs = this.clock.now() - (entry.started ?? entry.enqueued);
     const startedAt = new Date(entry.started ?? entry.enqueued).toISOString();
-    this.events.emit("finished", { run: entry.run, outcome, started: true, startedAt, reason: entry.reason, error, failure, durationMs });
+    this.events.emit("finished", { run: entry.run, outcome, started: true, startedAt, reason: entry.reason, error, failure, durationMs, ...(note ? { note } : {}) });
     if (this.running.size === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
     this.pump();
   }

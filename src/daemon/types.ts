@@ -28,8 +28,8 @@ export type QueuedRun = RunRequest & { id: string };
 
 /** The run pipeline. It must honour the signal: stop soon after it aborts and report `canceled`. */
 export interface RunExecutor {
-  /** `error`: what ended the run, as its record keeps it (masked), for the run_finished log line. */
-  execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string; error?: { code: string; message: string } | null }>;
+  /** `error`: what ended the run, as its record keeps it (masked), and `note`: why it had nothing to do, for the run_finished log line. */
+  execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string; error?: { code: string; message: string } | null; note?: string }>;
 }
 
 /** Scheduler bookkeeping that must survive a restart so a missed fire time is caught up once. */

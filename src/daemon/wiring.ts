@@ -41,7 +41,7 @@ export function attachRunLog(queue: RunQueue, logger: Logger): void {
     // What ended a run is in its line, so a log watcher needs no API call to see why; the record's error is masked.
     const thrown = e.error === null || e.error === undefined ? null : { code: "internal", message: maskSecrets(String((e.error as Error).message ?? e.error)) };
     const failure = e.failure ?? thrown;
-    const fields = { event: "run_finished", run_id: e.run.id, automation: e.run.automation, mode: e.run.mode, outcome: e.outcome, started: e.started, reason: e.reason, duration_ms: e.durationMs, ...(failure ? { error_code: failure.code, error_message: failure.message } : {}) };
+    const fields = { event: "run_finished", run_id: e.run.id, automation: e.run.automation, mode: e.run.mode, outcome: e.outcome, started: e.started, reason: e.reason, duration_ms: e.durationMs, ...(failure ? { error_code: failure.code, error_message: failure.message } : {}), ...(e.note ? { note: e.note } : {}) };
     if (e.outcome === "failed") logger.error(fields, "run finished");
     else if (e.outcome === "partial" || e.outcome === "canceled") logger.warn(fields, "run finished");
     else logger.info(fields, "run finished");

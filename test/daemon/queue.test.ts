@@ -93,7 +93,7 @@ describe("RunQueue", () => {
     expect(executor.of("b")).toHaveLength(0);
   });
 
-  it("logs run_finished with the error that ended the run, at a level by outcome", async () => {
+  it("logs run_finished with the error that ended the run or why it had nothing to do, at a level by outcome", async () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = createLogger({ level: "info", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
     const queue = new RunQueue({
@@ -101,17 +101,23 @@ describe("RunQueue", () => {
       maxRunTimeMs: 60_000,
       executor: {
         execute: async (run) =>
-          run.automation === "a" ? { outcome: "failed", error: { code: "connection", message: "ftp.example.com refused the login" } } : { outcome: "success", error: null },
+          run.automation === "a"
+            ? { outcome: "failed", error: { code: "connection", message: "ftp.example.com refused the login" } }
+            : run.automation === "c"
+              ? { outcome: "nothing", error: null, note: "file_configs[0]: no file to import: the folder is empty" }
+              : { outcome: "success", error: null },
       },
     });
     attachRunLog(queue, logger);
     queue.enqueue(request("a"));
     queue.enqueue(request("b"));
+    queue.enqueue(request("c"));
     await vi.advanceTimersByTimeAsync(0);
     const ends = lines.filter((l) => l.event === "run_finished");
-    expect(ends.map((l) => [l.automation, l.level, l.error_code ?? null, l.error_message ?? null])).toEqual([
-      ["a", "error", "connection", "ftp.example.com refused the login"],
-      ["b", "info", null, null],
+    expect(ends.map((l) => [l.automation, l.level, l.error_code ?? null, l.error_message ?? null, l.note ?? null])).toEqual([
+      ["a", "error", "connection", "ftp.example.com refused the login", null],
+      ["b", "info", null, null, null],
+      ["c", "info", null, null, "file_configs[0]: no file to import: the folder is empty"],
     ]);
   });
 
