@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { closeSmtpPools } from "../../connectors/smtp-pool.js";
+import { nativeWarning } from "../../connectors/native.js";
 import type { Settings } from "../config.js";
 import { loadSecretKey } from "../definition/index.js";
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from "../embedded/index.js";
@@ -63,6 +64,8 @@ export interface Daemon {
  */
 export async function startDaemon(settings: Settings, options: DaemonOptions): Promise<Daemon> {
   const { logger } = options;
+  const native = nativeWarning();
+  if (native) logger.warn({ event: "native_addon_missing" }, native);
   const secretKey = loadSecretKey(settings);
   const store = await openStore(settings);
   const db: DaemonDb = openDaemonDb(settings, store);
