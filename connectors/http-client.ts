@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import { Agent, request, type Dispatcher } from "undici";
 import { ConveyorError } from "../src/errors.js";
-import { isSecretKey, maskSecrets } from "../src/secrets.js";
+import { isSecretHeader, isSecretParam, maskSecrets } from "../src/secrets.js";
 import type { Logger } from "../src/log.js";
 import { assertPublicHost, guardedLookup } from "./http-guard.js";
 
@@ -35,7 +35,7 @@ export function safeUrl(raw: string): string {
     const url = new URL(raw);
     url.username = "";
     url.password = "";
-    for (const key of [...url.searchParams.keys()]) if (isSecretKey(key)) url.searchParams.set(key, "********");
+    for (const key of [...url.searchParams.keys()]) if (isSecretParam(key)) url.searchParams.set(key, "********");
     return maskSecrets(url.toString());
   } catch {
     return maskSecrets(raw);
@@ -136,6 +136,6 @@ export class HttpClient {
 /** Header values in traces: credentials never, whatever the header is called. */
 export function redactHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = isSecretKey(k) || /auth|key|token|secret|cookie/i.test(k) ? "********" : maskSecrets(v);
+  for (const [k, v] of Object.entries(headers)) out[k] = isSecretHeader(k) ? "********" : maskSecrets(v);
   return out;
 }

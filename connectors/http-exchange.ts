@@ -1,5 +1,5 @@
 import { ConveyorError } from "../src/errors.js";
-import { isSecretKey, registerSecret } from "../src/secrets.js";
+import { isSecretHeader, isSecretParam, registerSecret, registerUrlSecrets } from "../src/secrets.js";
 import { CONNECT_RETRY, withRetry, type RetryPolicy } from "../src/retry.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
 import { HttpClient, readSnippet, statusError, type HttpRequest, type HttpResponse } from "./http-client.js";
@@ -39,8 +39,9 @@ export class HttpExchange {
     readonly ctx: ConnectorContext,
     options: HttpConnectorOptions = {},
   ) {
-    for (const [k, v] of Object.entries(conn.headers ?? {})) if (isSecretKey(k) || /auth|key|token/i.test(k)) registerSecret(v);
-    for (const [k, v] of Object.entries(conn.payload ?? {})) if (isSecretKey(k)) registerSecret(v);
+    for (const [k, v] of Object.entries(conn.headers ?? {})) if (isSecretHeader(k)) registerSecret(v);
+    for (const [k, v] of Object.entries(conn.payload ?? {})) if (isSecretParam(k)) registerSecret(v);
+    for (const address of [conn.address ?? []].flat()) registerUrlSecrets(address);
     this.client = new HttpClient({
       allowPrivateHosts: ctx.settings.allowPrivateHosts,
       validate: conn.validate !== false,

@@ -75,6 +75,35 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());
 }
 
+// Names suppliers give a credential in a feed URL (`?apikey=`, `?key=`, a presigned `X-Amz-Signature`).
+// Whole names only: a value registered by mistake (`?sortkey=price`) would mask "price" in every message.
+const SECRET_PARAM = /^(x-amz-(signature|credential|security-token)|(api|access|private|secret|auth|app|client)?[-_]?key|sig|signature|pwd|passwd|auth|sessionid|session_id)$/i;
+
+/** Whether an HTTP header of this name carries a credential (`Authorization`, `X-Api-Key`, `Cookie`). */
+export function isSecretHeader(name: string): boolean {
+  return isSecretKey(name) || /auth|key|token|secret|cookie|signature/i.test(name);
+}
+
+/** Whether a URL query parameter of this name carries a credential. */
+export function isSecretParam(name: string): boolean {
+  return isSecretKey(name) || SECRET_PARAM.test(name);
+}
+
+/**
+ * Registers the credentials a URL carries (its userinfo password, its secret
+ * query values) so that every text masks them, even a server's echo of the URL.
+ */
+export function registerUrlSecrets(raw: string): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return;
+  }
+  if (url.password) registerSecret(decodeURIComponent(url.password));
+  for (const [key, value] of url.searchParams) if (isSecretParam(key)) registerSecret(value);
+}
+
 /** A deep copy with secret keys and registered secret values masked. */
 export function maskDeep<T>(value: T): T {
   return maskValue(value, undefined) as T;

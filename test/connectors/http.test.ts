@@ -182,6 +182,17 @@ describe("http oauth", () => {
     for (const secret of ["wrong-secret-777", "client-secret-xyz", "access-token-1"]) expect(text).not.toContain(secret);
     await Promise.all([bad.close(), good.close()]);
   });
+  it("keeps a key in the feed URL out of errors and logs, even when the server echoes the URL", async () => {
+    const ctx = memoryContext();
+    server.json("/keyed.csv", (req) => ({ status: 500, body: { error: `cannot serve ${req.url ?? ""}` } }));
+    const c = connector({ address: `http://feeds:url-pass-5150@${server.base.slice("http://".length)}/keyed.csv?apikey=url-key-8086&format=csv` }, ctx, { ...fast, retry: { baseDelayMs: 1, maxDelayMs: 2, attempts: 2 } });
+    const [file] = await c.list();
+    const err = await caught(c.download(file ?? { name: "x", path: "x", size: 0, modified: null }, path.join(dir, "keyed.csv")));
+    const text = `${err.describe()}${JSON.stringify(err.toJSON())}${ctx.logText()}${JSON.stringify(file)}`;
+    expect(text).toContain("format=csv");
+    for (const secret of ["url-key-8086", "url-pass-5150"]) expect(text).not.toContain(secret);
+    await c.close();
+  });
 });
 
 describe("http faults", () => {

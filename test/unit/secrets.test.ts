@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { ConveyorError } from "../../src/errors.js";
-import { maskDeep, registerSecret, MASK } from "../../src/secrets.js";
+import { isSecretHeader, isSecretParam, maskDeep, maskSecrets, registerSecret, registerUrlSecrets, MASK } from "../../src/secrets.js";
 import { withRetry } from "../../src/retry.js";
 
 function capture(): { stream: Writable; text: () => string } {
@@ -65,5 +65,20 @@ describe("retry", () => {
       }, { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 }),
     ).rejects.toThrow("wrong password");
     expect(calls).toBe(1);
+  });
+});
+
+describe("credentials in URLs and headers", () => {
+  it("knows the names suppliers give a key, and not the names that only contain 'key'", () => {
+    for (const name of ["apikey", "api_key", "API-KEY", "key", "access_key", "token", "X-Amz-Signature", "sig", "pwd"]) expect(isSecretParam(name), name).toBe(true);
+    for (const name of ["sortkey", "keyword", "monkey", "format", "page", "since"]) expect(isSecretParam(name), name).toBe(false);
+    for (const name of ["Authorization", "X-Api-Key", "Cookie", "X-Auth-Token"]) expect(isSecretHeader(name), name).toBe(true);
+    expect(isSecretHeader("Accept")).toBe(false);
+  });
+
+  it("registers a URL's password and secret query values, and leaves the rest readable", () => {
+    registerUrlSecrets("https://feeds:p%40ss-in-url-1@supplier.example/stock.csv?key=qk-7731-x&sortkey=price&page=2");
+    const text = maskSecrets("sent p@ss-in-url-1 and qk-7731-x, sorted by price, page 2");
+    expect(text).toBe(`sent ${MASK} and ${MASK}, sorted by price, page 2`);
   });
 });
