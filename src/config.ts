@@ -2,7 +2,7 @@ import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ConveyorError } from "./errors.js";
-import { registerSecret } from "./secrets.js";
+import { registerSecret, registerUrlSecrets } from "./secrets.js";
 import { parseDuration } from "./duration.js";
 
 /**
@@ -179,7 +179,13 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     throw new ConveyorError("settings_invalid", `invalid settings:\n  ${problems.join("\n  ")}`, { details: { problems } });
   }
   const raw = result.data;
-  for (const spec of SETTINGS) if (spec.secret) registerSecret(raw[spec.key]);
+  for (const spec of SETTINGS) {
+    if (!spec.secret) continue;
+    const value = raw[spec.key];
+    registerSecret(value);
+    // A database or SMTP error may quote the URL's password alone.
+    if (typeof value === "string") registerUrlSecrets(value);
+  }
   const dataDir = path.resolve(cwd, raw.data_dir);
   const [bracketed = "127.0.0.1", port = "8080"] = raw.listen.split(/:(?=\d+$)/);
   // An IPv6 address is written in brackets ([::1]:8080); the server takes it without them.

@@ -4,6 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSettings, settingsTable, SETTINGS } from "../../src/config.js";
 import { ConveyorError } from "../../src/errors.js";
+import { maskSecrets, MASK } from "../../src/secrets.js";
 
 function tmp(): string {
   return mkdtempSync(path.join(tmpdir(), "conveyor-config-"));
@@ -80,5 +81,12 @@ describe("settings", () => {
     for (const spec of SETTINGS) expect(table).toContain(spec.env);
     const readme = readFileSync(path.join(import.meta.dirname, "../../README.md"), "utf8");
     expect(readme, "README settings table is stale: regenerate it from settingsTable()").toContain(table);
+  });
+});
+
+describe("secret settings", () => {
+  it("mask the password of a database or SMTP URL on its own, as a driver's error may quote it", () => {
+    loadSettings({ cwd: tmp(), env: { CONVEYOR_DATABASE_URL: "postgres://conveyor:db-pw-6021@db.internal:5432/state", CONVEYOR_SMTP_URL: "smtp://mailer:smtp-pw-4410@mail.internal:587" } });
+    expect(maskSecrets("auth failed for db-pw-6021 and smtp-pw-4410 at db.internal")).toBe(`auth failed for ${MASK} and ${MASK} at db.internal`);
   });
 });
