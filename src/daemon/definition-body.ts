@@ -40,24 +40,42 @@ export function sealParameters(parameters: unknown, previous: unknown, key: Buff
   });
 }
 
-const CONNECTION_SECRETS = ["password", "passphrase"] as const;
+/**
+ * A value sent back as `********` takes the stored value at the same place.
+ * The API masks by key wherever a secret sits (a password, an `Authorization`
+ * header, a `token` in a payload or a file config), so every place must
+ * round-trip, not only the connection's password.
+ */
+function keepMasked(value: unknown, previous: unknown): unknown {
+  if (value === MASK) return typeof previous === "string" ? previous : value;
+  if (Array.isArray(value)) return value.map((v, i) => keepMasked(v, Array.isArray(previous) ? previous[i] : undefined));
+  if (!isObject(value)) return value;
+  const before = isObject(previous) ? previous : {};
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, keepMasked(v, before[k])]));
+}
 
-/** Connection secrets sent back masked keep their stored values. */
-function keepConnectionSecrets(connection: unknown, previous: unknown): unknown {
+/** The keys a listing gives every connection (seed 2.2: address, password, path, port, username), empty where unused. */
+export function connectionFiller(type: string): Json {
+  return { address: "", password: "", path: "", port: type === "sftp" ? 22 : 21, username: "" };
+}
+
+/**
+ * A listing sent back carries that filler: a stored http connection has no
+ * port, yet it is listed with `port: 21`, which an http connection refuses.
+ * A filler value the stored connection did not have is dropped again.
+ */
+function withoutFiller(connection: unknown, previous: unknown): unknown {
   if (!isObject(connection) || !isObject(previous)) return connection;
-  const out = { ...connection };
-  for (const k of CONNECTION_SECRETS) if (out[k] === MASK) out[k] = previous[k];
-  if (isObject(out.oauth) && out.oauth.client_secret === MASK && isObject(previous.oauth)) {
-    out.oauth = { ...out.oauth, client_secret: previous.oauth.client_secret };
-  }
-  return out;
+  const filler = connectionFiller(typeof connection.type === "string" ? connection.type : "");
+  return Object.fromEntries(Object.entries(connection).filter(([k, v]) => !(k in filler && filler[k] === v && !(k in previous))));
 }
 
 /** A full definition ready to store: secrets kept or sealed against the previous body. */
 export function sealDefinition(raw: Json, previous: Json | null, key: Buffer): Json {
   const out = { ...raw };
   if ("parameters" in out) out.parameters = sealParameters(out.parameters, previous?.parameters, key);
-  if ("connection" in out) out.connection = keepConnectionSecrets(out.connection, previous?.connection);
+  for (const field of ["connection", "file_configs"]) if (field in out) out[field] = keepMasked(out[field], previous?.[field]);
+  if (previous && "connection" in out) out.connection = withoutFiller(out.connection, previous.connection);
   return out;
 }
 

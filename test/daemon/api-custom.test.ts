@@ -148,6 +148,28 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       expect(Object.keys((bad.body.results as { failed: object }).failed)).toHaveLength(2);
     });
 
+    it("masks secret headers and payload keys in a listing, and keeps them when the listing is sent back", async () => {
+      const headers = { Authorization: "Bearer hdr-token-3141", "X-Api-Key": "hdr-key-2718", Accept: "text/csv" };
+      const created = await t.request("POST", "/v3/automations/custom", {
+        ...stockDefinition({ name: "Keyed HTTP feed", active: false }),
+        connection: { type: "http", address: "https://feeds.example/stock.csv", method: "GET", headers, payload: { token: "pl-token-1618", since: "today" } },
+      });
+      const httpId = Number(created.body.id);
+      const listed = await t.request("GET", "/v3/automations/custom");
+      const mine = (listed.body.automations as Array<Record<string, unknown>>).find((a) => a.id === String(httpId));
+      const connection = (mine?.config as { connection: Record<string, unknown> }).connection;
+      const shown = JSON.stringify(connection);
+      for (const secret of ["hdr-token-3141", "hdr-key-2718", "pl-token-1618"]) expect(shown).not.toContain(secret);
+      expect(connection.headers).toMatchObject({ Accept: "text/csv" });
+      const patched = await t.request("PATCH", `/v3/automations/custom/${httpId}`, { connection: { ...connection, address: "https://feeds.example/stock2.csv" } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      const stored = (await t.daemon.definitions.own("demo", "custom", httpId)).body as { connection: { headers: Record<string, string>; payload: Record<string, string>; address: string } };
+      expect(stored.connection.headers).toEqual(headers);
+      expect(stored.connection.payload).toEqual({ token: "pl-token-1618", since: "today" });
+      expect(stored.connection.address).toBe("https://feeds.example/stock2.csv");
+      expect((await t.request("DELETE", `/v3/automations/custom/${httpId}`)).status).toBe(200);
+    });
+
     it("sets one parameter: PUT …/parameters/{name} 200 code 2; encrypted values are encrypted at rest", async () => {
       const res = await t.request("PUT", `/v3/automations/custom/${id}/parameters/api%20key`, { encrypted: true, value: "rotated-key-445566" });
       expect(res.status).toBe(200);

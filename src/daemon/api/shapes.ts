@@ -2,7 +2,7 @@ import { isEncrypted, maskAutomation, type Automation } from "../../definition/i
 import { MASK, maskDeep } from "../../secrets.js";
 import type { AutomationStatus } from "../../state/index.js";
 import type { PublishedAutomation } from "../catalogue.js";
-import { parameterList, truthyFlag } from "../definition-body.js";
+import { connectionFiller, parameterList, truthyFlag } from "../definition-body.js";
 import type { Effective } from "../definitions.js";
 
 /**
@@ -42,8 +42,8 @@ export function maskedParameters(raw: unknown, automation: Automation): Json[] {
 export function maskedConnection(raw: unknown, automation: Automation): Json {
   const c = isObject(raw) ? raw : {};
   const type = typeof c.type === "string" ? c.type : "";
-  const port = automation.connection?.port ?? (type === "sftp" ? 22 : 21);
-  const out: Json = { address: "", password: "", path: "", port, type, username: "", ...maskEncrypted(maskDeep(c)) as Json };
+  const filler = connectionFiller(type);
+  const out: Json = { ...filler, port: automation.connection?.port ?? filler.port, type, ...maskEncrypted(maskDeep(c)) as Json };
   for (const k of ["password", "passphrase"]) if (typeof c[k] === "string" && c[k] !== "") out[k] = MASK;
   if (isObject(out.oauth) && out.oauth.client_secret) out.oauth = { ...out.oauth, client_secret: MASK };
   return out;
