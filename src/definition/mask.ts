@@ -1,4 +1,4 @@
-import { isSecretKey, MASK } from "../secrets.js";
+import { isSecretHeader, isSecretKey, MASK } from "../secrets.js";
 import { isEncrypted } from "./crypto.js";
 import { findPlaceholders } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
@@ -16,7 +16,7 @@ function secretValues(a: Automation): Set<string> {
   const c = a.connection;
   const out = new Set<string>();
   for (const v of [c?.password, c?.passphrase, c?.oauth?.client_secret]) if (typeof v === "string" && v !== "") out.add(v);
-  for (const [name, v] of Object.entries(c?.headers ?? {})) if (isSecretKey(name)) out.add(v);
+  for (const [name, v] of Object.entries(c?.headers ?? {})) if (isSecretHeader(name)) out.add(v);
   return out;
 }
 
@@ -39,6 +39,8 @@ export function maskAutomation(a: Automation): Automation {
   if (out.connection) {
     for (const key of ["password", "passphrase"] as const) if (out.connection[key]) out.connection[key] = MASK;
     if (out.connection.oauth) out.connection.oauth.client_secret = MASK;
+    const headers = out.connection.headers;
+    if (headers) for (const name of Object.keys(headers)) if (isSecretHeader(name) && headers[name] !== "") headers[name] = MASK;
   }
   out.parameters = a.parameters.map((p) => {
     const value = p.value === null ? null : String(p.value);

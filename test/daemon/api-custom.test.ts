@@ -149,7 +149,7 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
     });
 
     it("masks secret headers and payload keys in a listing, and keeps them when the listing is sent back", async () => {
-      const headers = { Authorization: "Bearer hdr-token-3141", "X-Api-Key": "hdr-key-2718", Accept: "text/csv" };
+      const headers = { Authorization: "Bearer hdr-token-3141", "X-Api-Key": "hdr-key-2718", "X-Shop-Key": "hdr-shop-1414", Accept: "text/csv" };
       const created = await t.request("POST", "/v3/automations/custom", {
         ...stockDefinition({ name: "Keyed HTTP feed", active: false }),
         connection: { type: "http", address: "https://feeds.example/stock.csv", method: "GET", headers, payload: { token: "pl-token-1618", since: "today" } },
@@ -159,7 +159,7 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       const mine = (listed.body.automations as Array<Record<string, unknown>>).find((a) => a.id === String(httpId));
       const connection = (mine?.config as { connection: Record<string, unknown> }).connection;
       const shown = JSON.stringify(connection);
-      for (const secret of ["hdr-token-3141", "hdr-key-2718", "pl-token-1618"]) expect(shown).not.toContain(secret);
+      for (const secret of ["hdr-token-3141", "hdr-key-2718", "hdr-shop-1414", "pl-token-1618"]) expect(shown).not.toContain(secret);
       expect(connection.headers).toMatchObject({ Accept: "text/csv" });
       const patched = await t.request("PATCH", `/v3/automations/custom/${httpId}`, { connection: { ...connection, address: "https://feeds.example/stock2.csv" } });
       expect(patched.status, JSON.stringify(patched.body)).toBe(200);

@@ -181,13 +181,15 @@ describe("maskAutomation", () => {
         type: "http",
         address: "https://api.test/items",
         payload: {},
-        headers: { Authorization: "Bearer abc-123456", Accept: "application/json" },
+        headers: { Authorization: "Bearer abc-123456", "X-Shop-Key": "<<shop key>>", Accept: "application/json" },
         oauth: { address: "https://id.test/token", client_id: "cid", client_secret: "cs-999999" },
       },
-      parameters: [],
+      parameters: [{ name: "shop key", value: "shop-key-8080" }],
     });
     const shown = maskAutomation(a);
     expect(shown.connection?.oauth?.client_secret).toBe(MASK);
-    expect(shown.connection?.headers).toEqual({ Authorization: MASK, Accept: "application/json" });
+    expect(shown.connection?.headers).toEqual({ Authorization: MASK, "X-Shop-Key": MASK, Accept: "application/json" });
+    // The parameter feeding a secret header is a secret too, though not marked encrypted.
+    expect(shown.parameters.map((p) => p.value)).toEqual([MASK]);
   });
 });

@@ -1,5 +1,5 @@
 import { isEncrypted, maskAutomation, type Automation } from "../../definition/index.js";
-import { MASK, maskDeep } from "../../secrets.js";
+import { isSecretHeader, MASK, maskDeep } from "../../secrets.js";
 import type { AutomationStatus } from "../../state/index.js";
 import type { PublishedAutomation } from "../catalogue.js";
 import { connectionFiller, parameterList, truthyFlag } from "../definition-body.js";
@@ -46,6 +46,7 @@ export function maskedConnection(raw: unknown, automation: Automation): Json {
   const out: Json = { ...filler, port: automation.connection?.port ?? filler.port, type, ...maskEncrypted(maskDeep(c)) as Json };
   for (const k of ["password", "passphrase"]) if (typeof c[k] === "string" && c[k] !== "") out[k] = MASK;
   if (isObject(out.oauth) && out.oauth.client_secret) out.oauth = { ...out.oauth, client_secret: MASK };
+  if (isObject(out.headers)) out.headers = Object.fromEntries(Object.entries(out.headers).map(([k, v]) => [k, isSecretHeader(k) && v !== "" ? MASK : v]));
   return out;
 }
 
