@@ -1,6 +1,7 @@
 import { StringDecoder } from "node:string_decoder";
 import iconv from "iconv-lite";
 import { ConveyorError } from "../errors.js";
+import { replacedBytes, type DecodeStats } from "./undecodable.js";
 
 export interface Charset {
   encoding: string;
@@ -49,7 +50,7 @@ const PIECE = 32 * 1024;
  * Decodes bytes to text chunks before any parser sees them (parsers split on bytes that legacy
  * charsets reuse). UTF-8 goes through Node's native decoder; the rest through iconv-lite.
  */
-export async function* decodeText(chunks: AsyncIterable<Buffer>, charset: Charset): AsyncGenerator<string> {
+export async function* decodeText(chunks: AsyncIterable<Buffer>, charset: Charset, stats?: DecodeStats): AsyncGenerator<string> {
   let skip = charset.bomLength;
   const native = isUtf8(charset.encoding) ? new StringDecoder("utf8") : null;
   const legacy = native ? null : iconv.getDecoder(charset.encoding, { stripBOM: false });
@@ -63,10 +64,13 @@ export async function* decodeText(chunks: AsyncIterable<Buffer>, charset: Charse
     for (let at = 0; at < chunk.length; at += PIECE) {
       const piece = chunk.subarray(at, at + PIECE);
       const text = native ? native.write(piece) : (legacy?.write(piece) ?? "");
+      if (stats && replacedBytes(text, piece, native !== null)) stats.undecodable++;
       if (text) yield text;
     }
   }
   const tail = native ? native.end() : (legacy?.end() ?? "");
+  // A multi-byte character cut off by the end of the file.
+  if (stats && tail.includes("\uFFFD")) stats.undecodable++;
   if (tail) yield tail;
 }
 

@@ -6,12 +6,13 @@ import { ConveyorError } from "../errors.js";
 import { isZip, peek, unpackGzip } from "./bytes.js";
 import { openCsvReader } from "./csv-reader.js";
 import { decodeHead, decodeText, detectCharset } from "./decode.js";
-import { detectFormat } from "./detect.js";
+import { detectFormat, type Detected } from "./detect.js";
 import { openFixedReader } from "./fixed-reader.js";
 import { openJsonReader } from "./json-reader.js";
 import { chainReaders } from "./multi-reader.js";
 import { openXlsxReader } from "./xlsx-reader.js";
 import { openXmlReader } from "./xml-reader.js";
+import { markUndecodable, type DecodeStats } from "./undecodable.js";
 import { openZip, selectEntries } from "./zip.js";
 import type { ReadOptions, RecordReader } from "./types.js";
 
@@ -68,34 +69,39 @@ async function openStream(stream: Readable, name: string, options: ReadOptions, 
     const charset = detectCharset(bytes.head, options.encoding);
     const headText = decodeHead(bytes.head, charset);
     const detected = detectFormat(options, headText, name);
-    const text = decodeText(bytes.chunks, charset);
-    switch (detected.format) {
-      case "fixed":
-        return openFixedReader(text, options.skip_lines ?? 0, onClose);
-      case "json":
-        return await openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines }, onClose);
-      case "xml":
-        return await openXmlReader(text, { root: options.root, xpath: options.xpath }, onClose);
-      case "xlsx":
-        throw new ConveyorError("file_format", `${name} is not an xlsx workbook (its first bytes are not a zip archive)`, {
-          hint: "Check the file, or set format to csv if it is a CSV file with an .xlsx name.",
-        });
-      default:
-        return await openCsvReader(
-          text,
-          {
-            delimiter: options.delimiter ?? (detected.tab ? "\t" : ","),
-            enclosure: options.enclosure,
-            headers: options.headers,
-            skip_lines: options.skip_lines,
-            bulk: detected.format === "bulk" || options.bulk_file === true,
-          },
-          onClose,
-        );
-    }
+    const stats: DecodeStats = { undecodable: 0 };
+    const text = decodeText(bytes.chunks, charset, stats);
+    return markUndecodable(await textReader(detected, text, name, options, onClose), stats, charset.encoding);
   } catch (err) {
     stream.destroy();
     await onClose();
     throw err;
+  }
+}
+
+function textReader(detected: Detected, text: AsyncIterable<string>, name: string, options: ReadOptions, onClose: () => Promise<void>): Promise<RecordReader> {
+  switch (detected.format) {
+    case "fixed":
+      return Promise.resolve(openFixedReader(text, options.skip_lines ?? 0, onClose));
+    case "json":
+      return openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines }, onClose);
+    case "xml":
+      return openXmlReader(text, { root: options.root, xpath: options.xpath }, onClose);
+    case "xlsx":
+      throw new ConveyorError("file_format", `${name} is not an xlsx workbook (its first bytes are not a zip archive)`, {
+        hint: "Check the file, or set format to csv if it is a CSV file with an .xlsx name.",
+      });
+    default:
+      return openCsvReader(
+        text,
+        {
+          delimiter: options.delimiter ?? (detected.tab ? "\t" : ","),
+          enclosure: options.enclosure,
+          headers: options.headers,
+          skip_lines: options.skip_lines,
+          bulk: detected.format === "bulk" || options.bulk_file === true,
+        },
+        onClose,
+      );
   }
 }

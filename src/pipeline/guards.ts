@@ -14,6 +14,8 @@ export interface GuardInput {
   removeConfigured: boolean;
   /** Where a file ends inside a bad record, when one does (ReadCounts.cutAt). */
   cutAt?: string | null;
+  /** The first row error (ReadCounts.firstError), quoted when error_limit stops the run. */
+  firstError?: string | null;
   removeLimit: Limit;
   errorLimit: Limit;
   force: boolean;
@@ -58,7 +60,7 @@ export function checkGuards(input: GuardInput): GuardTrip | null {
     if (!input.force)
       return {
         name: "error_limit",
-        message: `${input.rowErrors} of ${total} rows (${share}%) failed to read or map, over error_limit ${describeLimit(input.errorLimit)}: nothing was written. See errors.csv of a --debug run. ${FORCE_HINT}`,
+        message: `${input.rowErrors} of ${total} rows (${share}%) failed to read or map, over error_limit ${describeLimit(input.errorLimit)}: nothing was written.${input.firstError ? ` The first: ${input.firstError.replace(/\.$/, "")}.` : ""} See errors.csv of a --debug run for all of them. ${FORCE_HINT}`,
         forceable: true,
       };
   }

@@ -180,6 +180,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
     rows: read.rows,
     rowErrors: counts.row_errors - errorsBefore,
     cutAt: read.cutAt,
+    firstError: read.firstError,
     removals,
     scopeSize: scope.size,
     removeConfigured: plan.remove,

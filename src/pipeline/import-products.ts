@@ -170,6 +170,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       rows: read.rows,
       rowErrors: counts.row_errors - errorsBefore,
       cutAt: read.cutAt,
+      firstError: read.firstError,
       removals: done.removals,
       scopeSize,
       removeConfigured: config.remove !== undefined,

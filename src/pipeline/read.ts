@@ -17,6 +17,8 @@ export interface ReadCounts {
   skipped: number;
   /** Where a file ends inside a bad record (`feed.csv, line 203`): it was most likely cut short. */
   cutAt: string | null;
+  /** The first row error, `feed.csv, line 12: message`: an error_limit stop quotes it. */
+  firstError: string | null;
 }
 
 export interface MappedSink {
@@ -86,7 +88,7 @@ function isReadFormat(format: FileConfig["format"]): format is NonNullable<ReadO
 }
 
 export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mapper: ImportMapper<SourceRow> | null }> {
-  const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0, cutAt: null };
+  const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0, cutAt: null, firstError: null };
   let mapper: ImportMapper<SourceRow> | null = null;
   for (const file of input.files) {
     const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection)).catch((err: unknown) => {
@@ -119,6 +121,7 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
           const { identifier, line } = result.error;
           if (row.open) counts.cutAt = `${file.remote.name}, line ${line}`;
           const message = `${file.remote.name}: ${result.error.message}${row.open ? " (the file ends inside this record: it looks cut short)" : ""}`;
+          counts.firstError ??= `${file.remote.name}, line ${line}: ${result.error.message}`;
           if (identifier !== undefined) input.sink.notPlanned?.({ kind: "error", identifier, line, message });
           await input.debug.addError(line, identifier ?? "", message);
         }

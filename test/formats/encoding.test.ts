@@ -64,6 +64,23 @@ describe("charsets", () => {
     expect((await readRecords(gz, {}, ["name"])).records).toEqual(expected);
   });
 
+  it("marks each record a wrong charset garbled as a row error naming the fix; clean records pass untouched", async () => {
+    const body = `sku,name\n1,Plain\n2,Größe Café\n3,Other\n${Array.from({ length: 30_000 }, (_, i) => `${i + 4},row ${i}`).join("\n")}\n99,Crème\n`;
+    const file = await dir.write("unlabelled-1252.csv", iconv.encode(body, "windows-1252"));
+    const rows = await allRows(await openReader(file, {}));
+    const bad = rows.filter((r) => r.error);
+    expect(bad.map((r) => r.line)).toEqual([3, 30_005]);
+    expect(bad[0]?.error).toMatch(/not valid utf-8 .*set encoding in the file config/);
+    expect(rows).toHaveLength(30_004);
+    // Read with its charset, nothing is marked.
+    expect((await allRows(await openReader(file, { encoding: "windows-1252" }))).filter((r) => r.error)).toEqual([]);
+  });
+
+  it("does not mark a UTF-8 file that holds U+FFFD itself", async () => {
+    const file = await dir.write("has-fffd.csv", "sku,name\n1,broken \uFFFD upstream\n2,Café\n");
+    expect((await allRows(await openReader(file, {}))).filter((r) => r.error)).toEqual([]);
+  });
+
   it("rejects an unknown encoding naming the field", async () => {
     const path = await dir.write("x.csv", "a\n1\n");
     await expect(openReader(path, { encoding: "klingon-8" })).rejects.toMatchObject({ code: "definition_invalid", details: { field: "encoding" } });
