@@ -59,6 +59,18 @@ function asOffsets(ref: readonly number[], field: string): [number, number] {
   return [start, end];
 }
 
+const SEPARATORS = [";", "\t", "|", ","];
+
+/** A header read as one column that holds a separator: the file's delimiter is another (a `;` file read with `,`). */
+function delimiterHint(columns: readonly string[] | null): string | null {
+  if (columns?.length !== 1) return null;
+  const only = columns[0] ?? "";
+  const separator = SEPARATORS.find((c) => only.includes(c));
+  if (separator === undefined) return null;
+  const shown = separator === "\t" ? "\\t (tab)" : separator;
+  return `The first line reads as one column that holds "${shown}": the file is most likely delimited by ${shown}. Set delimiter to ${JSON.stringify(separator)} in the file config.`;
+}
+
 /**
  * Binds `field_map` to a source before the first record is used. Every missing
  * and every ambiguous column is collected and reported in one
@@ -108,7 +120,7 @@ export async function bindFieldMap<Row>(fieldMap: Readonly<Record<string, FieldR
       details: { missing, ambiguous, available: columns ?? null },
       hint:
         missing.length > 0
-          ? "The supplier may have renamed a column: update field_map so each value names one of the columns listed (matching is exact, then ignoring case and surrounding spaces)."
+          ? (delimiterHint(columns) ?? "The supplier may have renamed a column: update field_map so each value names one of the columns listed (matching is exact, then ignoring case and surrounding spaces).")
           : "Two columns differ only in case or spaces: write the column name in field_map exactly as the file spells it.",
     });
   }

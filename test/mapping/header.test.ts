@@ -39,6 +39,14 @@ describe("bindFieldMap", () => {
     expect(err.details).toMatchObject({ missing: ['stock → "Quantity"', 'price → "Cost"'], available: ["SKU", "Qty", "Price", "Name"] });
   });
 
+  it.each([
+    [";", "SKU;Qty;Price", 'delimited by ;. Set delimiter to ";" in the file config.'],
+    ["tab", "SKU\tQty\tPrice", 'delimited by \\t (tab). Set delimiter to "\\t" in the file config.'],
+  ])("says which delimiter a header read as one %s-holding column most likely has", async (_what, header, expected) => {
+    const err = await headerError(bindFieldMap({ guid: "SKU", stock: "Qty" }, tableSource([header])));
+    expect(err.hint).toContain(expected);
+  });
+
   it("names the candidates of an ambiguous match", async () => {
     const err = await headerError(bindFieldMap({ guid: "sku" }, tableSource(["SKU", "Sku ", "Price"])));
     expect(err.code).toBe("header_mismatch");
