@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { definitionWarnings, describeProblem, loadAutomationFile, type Problem } from "../definition/index.js";
+import { clearCredentials, definitionWarnings, describeProblem, loadAutomationFile, type Problem } from "../definition/index.js";
 import { isConveyorError } from "../errors.js";
 import { EXIT, runCommand } from "./context.js";
 
@@ -27,7 +27,7 @@ export async function checkFiles(files: readonly string[]): Promise<FileCheck[]>
   for (const file of files) {
     try {
       const automation = await loadAutomationFile(file);
-      out.push({ file, ok: true, problems: [], warnings: definitionWarnings(automation) });
+      out.push({ file, ok: true, problems: [], warnings: [...definitionWarnings(automation), ...clearCredentials(automation)] });
     } catch (err) {
       out.push({ file, ok: false, problems: problemsOf(err), warnings: [] });
     }

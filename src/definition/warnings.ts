@@ -1,4 +1,34 @@
+import { isSecretHeader, isSecretParam } from "../secrets.js";
+import { hasPlaceholder } from "./placeholders.js";
 import type { Automation, Problem } from "./types.js";
+
+const CLEAR_HINT = "a placeholder of a parameter marked encrypted, e.g. <<api key>> with {name: \"api key\", encrypted: true}";
+
+/**
+ * Credentials written into the definition itself: stored and shown as
+ * written, unlike an encrypted parameter. Only for a definition as written:
+ * once resolved, every placeholder reads as a literal.
+ */
+export function clearCredentials(automation: Automation): Problem[] {
+  const c = automation.connection;
+  const out: Problem[] = [];
+  for (const [i, address] of [c?.address ?? []].flat().entries()) {
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      continue;
+    }
+    const path = Array.isArray(c?.address) ? `connection.address[${i}]` : "connection.address";
+    const names = [...url.searchParams].filter(([k, v]) => isSecretParam(k) && v !== "" && !hasPlaceholder(v)).map(([k]) => k);
+    if (url.password && !hasPlaceholder(decodeURIComponent(url.password))) names.unshift("the password before @");
+    if (names.length) out.push({ path, message: `carries a credential in clear (${names.join(", ")}): it is stored and listed as written`, allowed: CLEAR_HINT });
+  }
+  for (const [name, value] of Object.entries(c?.headers ?? {})) {
+    if (isSecretHeader(name) && value !== "" && !hasPlaceholder(value)) out.push({ path: `connection.headers.${name}`, message: "holds a credential in clear: it is stored as written", allowed: CLEAR_HINT });
+  }
+  return out;
+}
 
 /**
  * What a valid definition does that its author may not mean: said by

@@ -87,6 +87,22 @@ describe("conveyor check", () => {
     expect(j.files[0]).toMatchObject({ ok: true, warnings: [{ path: "file_configs[0].search" }] });
   });
 
+  it("warns of a credential written in clear into the address or a header, without echoing it", async () => {
+    const file = write("keyed-feed.json", {
+      name: "Keyed feed", active: true, schedule: "0 * * * *", type: "products", action: "import",
+      connection: { type: "http", address: "https://feeds.example/stock.csv?apikey=clear-key-9911&format=csv", method: "GET", payload: {}, headers: { "X-Api-Key": "clear-hdr-5522", Authorization: "<<auth>>" } },
+      parameters: [{ name: "auth", value: "enc-me", encrypted: false }],
+      file_configs: [{ name: "stock.csv", field_map: { guid: "sku" }, update: "edit" }],
+    });
+    const r = await cli(["check", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`${file}: warning: connection.address: carries a credential in clear (apikey)`);
+    expect(r.stdout).toContain(`${file}: warning: connection.headers.X-Api-Key: holds a credential in clear`);
+    expect(r.stdout).not.toContain("connection.headers.Authorization");
+    expect(r.stdout).toMatch(/encrypted: true/);
+    for (const secret of ["clear-key-9911", "clear-hdr-5522"]) expect(r.stdout).not.toContain(secret);
+  });
+
   it("points at the line and column of a JSON syntax error", async () => {
     const file = write("syntax.json", '{\n  "name": "x",\n  "active": true,\n}\n');
     const r = await cli(["check", file]);
