@@ -47,3 +47,20 @@ export function detectFormat(options: ReadOptions, headText: string, name: strin
   if (ext === "xlsx" || ext === "xlsm") return result("xlsx");
   return result("csv");
 }
+
+const HTML_START = /^(?:<\?xml[^>]*>\s*)?(?:<!--[\s\S]*?-->\s*)*<(?:!doctype\s+html|html[\s>])/i;
+
+/**
+ * A web page where a feed was expected: a login, error or maintenance page
+ * served with status 200, or the wrong file uploaded. Read as XML or CSV it
+ * failed with a parser's complaint or "columns: <!DOCTYPE html>"; it gets a
+ * message that says what it is. A definition that reads XHTML on purpose
+ * (`root` starting at `html`) is left alone.
+ */
+export function htmlPageProblem(options: ReadOptions, headText: string): string | null {
+  const text = headText.trimStart();
+  if (!HTML_START.test(text)) return null;
+  if ((options.root ?? "").replace(/^\/+/, "").toLowerCase().startsWith("html")) return null;
+  const title = /<title[^>]*>([^<]{1,120})/i.exec(text)?.[1]?.replace(/\s+/g, " ").trim();
+  return `is a web page, not a feed${title ? ` (its title: "${title}")` : ""}: the server answered with an HTML page, such as a login, error or maintenance page`;
+}

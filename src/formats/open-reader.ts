@@ -6,7 +6,7 @@ import { ConveyorError } from "../errors.js";
 import { isZip, peek, unpackGzip } from "./bytes.js";
 import { openCsvReader } from "./csv-reader.js";
 import { decodeHead, decodeText, detectCharset } from "./decode.js";
-import { detectFormat, type Detected } from "./detect.js";
+import { detectFormat, htmlPageProblem, type Detected } from "./detect.js";
 import { openFixedReader } from "./fixed-reader.js";
 import { openJsonReader } from "./json-reader.js";
 import { chainReaders } from "./multi-reader.js";
@@ -68,6 +68,12 @@ async function openStream(stream: Readable, name: string, options: ReadOptions, 
     }
     const charset = detectCharset(bytes.head, options.encoding);
     const headText = decodeHead(bytes.head, charset);
+    const html = htmlPageProblem(options, headText);
+    if (html) {
+      throw new ConveyorError("file_format", `${name} ${html}`, {
+        hint: "Over http, open connection.address in a browser with the same credentials: check the address, the credentials and that the supplier's export still exists. Over ftp, sftp or e-mail, the supplier sent a web page: ask for the feed.",
+      });
+    }
     const detected = detectFormat(options, headText, name);
     const stats: DecodeStats = { undecodable: 0 };
     const text = decodeText(bytes.chunks, charset, stats);

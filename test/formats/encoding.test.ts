@@ -87,6 +87,31 @@ describe("charsets", () => {
   });
 });
 
+describe("a web page where a feed was expected", () => {
+  const page = '<!DOCTYPE html>\n<html lang="en"><head><title>Sign in\n – Supplier portal</title></head><body><form></form></body></html>\n';
+
+  it.each([
+    ["feed.csv", {}],
+    ["feed.csv", { format: "csv" as const }],
+    ["feed.json", {}],
+    ["feed.xml", { root: "items" }],
+  ])("%s %j: file_format naming the page and its title, whatever the expected format", async (name, options) => {
+    const path = await dir.write(name, gzipSync(Buffer.from(page)));
+    await expect(openReader(path, options)).rejects.toMatchObject({
+      code: "file_format",
+      message: `${name} is a web page, not a feed (its title: "Sign in – Supplier portal"): the server answered with an HTML page, such as a login, error or maintenance page`,
+      hint: expect.stringMatching(/open connection\.address in a browser/),
+    });
+  });
+
+  it("still reads XHTML when root asks for it, and a feed whose text merely mentions html", async () => {
+    const xhtml = await dir.write("page.xml", '<html><body><item><sku>A1</sku></item></body></html>');
+    expect((await readRecords(xhtml, { root: "html/body/item" }, ["sku"])).records).toEqual([{ sku: "A1" }]);
+    const csv = await dir.write("notes.csv", "sku,name\n0700,<html> in a cell\n");
+    expect((await readRecords(csv, {}, ["sku"])).records).toEqual([{ sku: "0700" }]);
+  });
+});
+
 describe("compressed files", () => {
   it("gunzips by magic bytes whatever the name", async () => {
     const path = await dir.write("feed.csv", gzipSync(Buffer.from(TEXT)));
