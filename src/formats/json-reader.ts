@@ -14,6 +14,8 @@ export interface JsonReaderOptions {
   jsonpath?: boolean;
   /** One record per top-level value (JSON Lines). */
   lines?: boolean;
+  /** The file's first characters, quoted when `root` is not in it (often a server's error answer). */
+  preview?: string;
 }
 
 interface Token {
@@ -45,14 +47,16 @@ class RecordCutter {
   private number = 0;
   private chosen: string | null = null;
   private sawArray = false;
+  private rootSeen = false;
   private readonly root: Array<string | number> | null;
 
   constructor(
-    root: string | undefined,
+    private readonly rootText: string | undefined,
     private readonly lines: boolean,
     private readonly emit: (row: SourceRow) => void,
+    private readonly preview = "",
   ) {
-    this.root = root === undefined || root.trim() === "" ? null : parseRoot(root);
+    this.root = rootText === undefined || rootText.trim() === "" ? null : parseRoot(rootText);
   }
 
   token(t: Token): void {
@@ -76,6 +80,7 @@ class RecordCutter {
       if (t.name === "startObject") this.choose(parent);
     }
     if (this.isRecord(parent, t)) {
+      this.rootSeen = true;
       this.number++;
       this.assembler = new Assembler({ numberAsString: true } as Assembler.AssemblerOptions);
       this.assembler.consume(t);
@@ -85,7 +90,10 @@ class RecordCutter {
     if (t.name !== "startObject" && t.name !== "startArray") return;
     const frame: Frame = { array: t.name === "startArray", name: parent && !parent.array ? parent.key : null, key: null, count: 0, records: false, candidate: false };
     const depth = this.frames.length;
-    if (this.root ? this.matchesRoot() : false) frame.records = frame.array;
+    if (this.root ? this.matchesRoot() : false) {
+      this.rootSeen = true;
+      frame.records = frame.array;
+    }
     else if (!this.root && !this.lines && frame.array) {
       this.sawArray = true;
       if (depth === 0) frame.records = true;
@@ -128,6 +136,12 @@ class RecordCutter {
 
   end(): void {
     if (this.assembler) throw new ConveyorError("file_format", "The JSON file ends in the middle of a record");
+    if (this.root && !this.rootSeen) {
+      throw new ConveyorError("file_format", `The JSON file has nothing at root ${JSON.stringify(this.rootText)}${this.preview ? `: it begins ${this.preview}` : ""}`, {
+        details: { field: "root" },
+        hint: "When that is an error answer of the server (a wrong key, an expired login), check the connection; otherwise set root to where the records are, such as $.data.items.",
+      });
+    }
     if (!this.root && !this.lines && !this.sawArray && this.number === 0) {
       throw new ConveyorError("file_format", "The JSON file holds no array of records", {
         hint: "Set root to the JSONPath of the records array, such as $.data.items.",
@@ -144,7 +158,7 @@ export async function openJsonReader(
   const source = Readable.from(text, { objectMode: false });
   const tokens = StreamJson.parser({ streamValues: false, jsonStreaming: options.lines === true });
   const queue = new PushQueue<SourceRow>(2000, () => tokens.pause(), () => tokens.resume());
-  const cutter = new RecordCutter(options.root, options.lines === true, (row) => queue.push(row));
+  const cutter = new RecordCutter(options.root, options.lines === true, (row) => queue.push(row), options.preview);
   tokens.on("data", (t: Token) => {
     try {
       cutter.token(t);
@@ -182,10 +196,12 @@ export async function openJsonReader(
   for (const row of sample.slice(0, SAMPLE)) {
     if (row.raw !== null && typeof row.raw === "object" && !Array.isArray(row.raw)) addColumns(columns, seen, Object.keys(row.raw));
   }
+  // No record at all (an empty array: no orders today): nothing to check the field_map against.
+  const empty = sample.length === 0;
   return {
     format: "json",
     bulkFile: false,
-    columns: async () => columns,
+    columns: async () => (empty ? null : columns),
     accessor: (ref: FieldRef): Accessor | null => {
       if (Array.isArray(ref)) throw offsetsNotFixed(ref);
       if (options.jsonpath) {
@@ -194,9 +210,9 @@ export async function openJsonReader(
         if (sample.length && !sample.slice(0, SAMPLE).some((row) => get(row.raw) !== undefined)) return null;
         return (row) => get(row.raw);
       }
-      const index = resolveColumn(columns, ref);
-      if (index === null) return null;
-      const key = columns[index] ?? ref;
+      const index = empty ? null : resolveColumn(columns, ref);
+      if (index === null && !empty) return null;
+      const key = index === null ? ref : (columns[index] ?? ref);
       return (row) => {
         const raw = row.raw;
         return raw !== null && typeof raw === "object" ? jsonText((raw as Record<string, unknown>)[key]) : undefined;

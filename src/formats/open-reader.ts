@@ -77,7 +77,7 @@ async function openStream(stream: Readable, name: string, options: ReadOptions, 
     const detected = detectFormat(options, headText, name);
     const stats: DecodeStats = { undecodable: 0 };
     const text = decodeText(bytes.chunks, charset, stats);
-    return markUndecodable(await textReader(detected, text, name, options, onClose), stats, charset.encoding);
+    return markUndecodable(await textReader(detected, text, name, options, preview(headText), onClose), stats, charset.encoding);
   } catch (err) {
     stream.destroy();
     await onClose();
@@ -85,14 +85,20 @@ async function openStream(stream: Readable, name: string, options: ReadOptions, 
   }
 }
 
-function textReader(detected: Detected, text: AsyncIterable<string>, name: string, options: ReadOptions, onClose: () => Promise<void>): Promise<RecordReader> {
+/** The first characters of a file, on one line, for a message that must show what the file holds instead. */
+function preview(headText: string): string {
+  const flat = headText.trimStart().slice(0, 160).replace(/\s+/g, " ");
+  return headText.trimStart().length > 160 ? `${flat}…` : flat;
+}
+
+function textReader(detected: Detected, text: AsyncIterable<string>, name: string, options: ReadOptions, head: string, onClose: () => Promise<void>): Promise<RecordReader> {
   switch (detected.format) {
     case "fixed":
       return Promise.resolve(openFixedReader(text, options.skip_lines ?? 0, onClose));
     case "json":
-      return openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines }, onClose);
+      return openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines, preview: head }, onClose);
     case "xml":
-      return openXmlReader(text, { root: options.root, xpath: options.xpath }, onClose);
+      return openXmlReader(text, { root: options.root, xpath: options.xpath, preview: head }, onClose);
     case "xlsx":
       throw new ConveyorError("file_format", `${name} is not an xlsx workbook (its first bytes are not a zip archive)`, {
         hint: "Check the file, or set format to csv if it is a CSV file with an .xlsx name.",

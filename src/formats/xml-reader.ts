@@ -10,6 +10,8 @@ export interface XmlReaderOptions {
   /** `/feed/item`, or `//item` for item elements at any depth; default the children of the root element. */
   root?: string;
   xpath?: boolean;
+  /** The file's first characters, quoted when `root` is not in it (often a server's error answer). */
+  preview?: string;
 }
 
 const SAMPLE = 50;
@@ -47,7 +49,12 @@ const segmentMatches = (segment: string, name: string): boolean => segment === n
  * of child element texts and `@attribute`s. Memory is one record whatever the file size.
  */
 
-function cutRecords(parser: SaxesParser, options: XmlReaderOptions, emit: (row: SourceRow) => void): void {
+/** Whether the element that holds the records was seen: false means `root` names a path the file does not have. */
+interface CutState {
+  containerSeen: boolean;
+}
+
+function cutRecords(parser: SaxesParser, options: XmlReaderOptions, emit: (row: SourceRow) => void, state: CutState): void {
   const root = parseXmlRoot(options.root);
   const outer: string[] = [];
   const nsStack: Array<Record<string, string>> = [{}];
@@ -65,11 +72,18 @@ function cutRecords(parser: SaxesParser, options: XmlReaderOptions, emit: (row: 
     return root.path.every((seg, i) => segmentMatches(seg, i === outer.length ? name : (outer[i] ?? "")));
   };
 
+  const isContainer = (): boolean => {
+    if (!root || root.anyDepth) return true;
+    if (outer.length !== root.path.length - 1) return false;
+    return outer.every((name, i) => segmentMatches(root.path[i] ?? "", name));
+  };
+
   parser.on("opentag", (tag: SaxesTagPlain) => {
     const attrs = tag.attributes as Record<string, string>;
     if (depthInRecord === 0) {
       if (!isRecordStart(tag.name)) {
         outer.push(tag.name);
+        if (isContainer()) state.containerSeen = true;
         const inherited = nsStack[nsStack.length - 1] ?? {};
         const own = Object.entries(attrs).filter(([k]) => k === "xmlns" || k.startsWith("xmlns:"));
         nsStack.push(own.length ? { ...inherited, ...Object.fromEntries(own) } : inherited);
@@ -77,6 +91,7 @@ function cutRecords(parser: SaxesParser, options: XmlReaderOptions, emit: (row: 
       }
       depthInRecord = 1;
       number++;
+      state.containerSeen = true;
       const inherited = nsStack[nsStack.length - 1] ?? {};
       if (options.xpath) {
         const decls = { ...inherited, ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k === "xmlns" || k.startsWith("xmlns:"))) };
@@ -153,7 +168,8 @@ export async function openXmlReader(
     parser.on("error", (err: Error) => {
       failure ??= err;
     });
-    cutRecords(parser, options, (row) => pending.push(row));
+    const state: CutState = { containerSeen: false };
+    cutRecords(parser, options, (row) => pending.push(row), state);
     const check = (): void => {
       if (failure) throw new ConveyorError("file_format", `The XML file is not well-formed: ${failure.message}`, { cause: failure });
     };
@@ -169,9 +185,17 @@ export async function openXmlReader(
     parser.close();
     check();
     if (pending.length) yield pending;
+    if (!state.containerSeen && options.root) {
+      throw new ConveyorError("file_format", `The XML file has nothing at root ${JSON.stringify(options.root)}${options.preview ? `: it begins ${options.preview}` : ""}`, {
+        details: { field: "root" },
+        hint: "When that is an error answer of the server (a wrong key, an expired login), check the connection; otherwise set root to the path of the record elements, such as /feed/item.",
+      });
+    }
   }
   const batches = new RowBatches(parse());
   const sample = (await batches.head(SAMPLE)).slice(0, SAMPLE);
+  // No record at all (an empty list: no orders today): nothing to check the field_map against.
+  const empty = sample.length === 0;
   const columns: string[] = [];
   const seen = new Set<string>();
   for (const row of sample) {
@@ -184,7 +208,7 @@ export async function openXmlReader(
   return {
     format: "xml",
     bulkFile: false,
-    columns: async () => columns,
+    columns: async () => (empty ? null : columns),
     accessor: (ref: FieldRef): Accessor | null => {
       if (Array.isArray(ref)) throw offsetsNotFixed(ref);
       if (options.xpath) {
@@ -193,9 +217,9 @@ export async function openXmlReader(
         if (sample.length && !sample.some((row) => apply(row) !== undefined)) return null;
         return apply;
       }
-      const index = resolveColumn(columns, ref);
-      if (index === null) return null;
-      const key = columns[index] ?? ref;
+      const index = empty ? null : resolveColumn(columns, ref);
+      if (index === null && !empty) return null;
+      const key = index === null ? ref : (columns[index] ?? ref);
       return (row) => (row.raw as Record<string, string>)[key];
     },
     rows: (signal) => batches.rows(signal),

@@ -90,6 +90,25 @@ describe("JSON reader", () => {
     expect((await readRecords(sniffed, {}, ["sku"])).records).toEqual([{ sku: "A" }, { sku: "B" }]);
   });
 
+  it("reads an empty list of records as no rows, not as a file without the mapped fields", async () => {
+    for (const [name, body, root] of [["empty.json", "[]", undefined], ["empty-root.json", '{"data":{"items":[]}}', "$.data.items"]] as const) {
+      const path = await dir.write(name, body);
+      const reader = await openReader(path, root ? { root } : {});
+      expect(await reader.columns()).toBeNull();
+      expect(reader.accessor("sku")).not.toBeNull();
+      expect(await allRows(reader)).toEqual([]);
+    }
+  });
+
+  it("quotes what the file holds when root is not in it: often the server's error answer", async () => {
+    const path = await dir.write("denied.json", '{"error":"invalid api key","status":401}');
+    await expect(openReader(path, { root: "$.data.items" })).rejects.toMatchObject({
+      code: "file_format",
+      message: 'The JSON file has nothing at root "$.data.items": it begins {"error":"invalid api key","status":401}',
+      details: { field: "root" },
+    });
+  });
+
   it("reports invalid JSON as a file_format error", async () => {
     const path = await dir.write("bad.json", '[{"sku":"A"},{"sku":]');
     await expect(openReader(path, {}).then(allRows)).rejects.toMatchObject({ code: "file_format" });

@@ -78,6 +78,27 @@ describe("XML reader", () => {
     expect((await readRecords(path, { xpath: true }, ["id"])).records).toEqual([{ id: "e1" }]);
   });
 
+  it("reads an empty list of records as no rows, not as a file without the mapped fields", async () => {
+    for (const [name, body, root] of [["empty.xml", "<feed></feed>", undefined], ["empty-root.xml", "<feed><items/></feed>", "/feed/items/item"]] as const) {
+      const path = await dir.write(name, body);
+      const reader = await openReader(path, root ? { root } : {});
+      expect(await reader.columns()).toBeNull();
+      expect(reader.accessor("sku")).not.toBeNull();
+      expect(await allRows(reader)).toEqual([]);
+    }
+  });
+
+  it("quotes what the file holds when root is not in it: often the server's error answer", async () => {
+    const path = await dir.write("denied.xml", '<?xml version="1.0"?>\n<error>\n  <message>Invalid key</message>\n</error>');
+    await expect(openReader(path, { root: "/feed/item" })).rejects.toMatchObject({
+      code: "file_format",
+      message: 'The XML file has nothing at root "/feed/item": it begins <?xml version="1.0"?> <error> <message>Invalid key</message> </error>',
+      details: { field: "root" },
+    });
+    // A //name root can match nothing in a valid file: that is an empty feed.
+    expect(await allRows(await openReader(path, { root: "//item" }))).toEqual([]);
+  });
+
   it("reports malformed XML with its position", async () => {
     const path = await dir.write("bad.xml", "<feed><item><sku>1</item></feed>");
     await expect(openReader(path, {}).then(allRows)).rejects.toMatchObject({ code: "file_format", message: expect.stringMatching(/well-formed/) });
