@@ -6,6 +6,8 @@ import { ConveyorError } from "../errors.js";
 export interface PeekedBytes {
   head: Buffer;
   chunks: AsyncIterable<Buffer>;
+  /** The head is the whole stream. */
+  whole: boolean;
 }
 
 const PEEK_BYTES = 64 * 1024;
@@ -35,7 +37,7 @@ export async function peek(source: AsyncIterable<Buffer>, size = PEEK_BYTES): Pr
       yield next.value;
     }
   }
-  return { head, chunks: rest() };
+  return { head, chunks: rest(), whole: done };
 }
 
 export function isGzip(head: Buffer): boolean {

@@ -64,3 +64,14 @@ export function htmlPageProblem(options: ReadOptions, headText: string): string 
   const title = /<title[^>]*>([^<]{1,120})/i.exec(text)?.[1]?.replace(/\s+/g, " ").trim();
   return `is a web page, not a feed${title ? ` (its title: "${title}")` : ""}: the server answered with an HTML page, such as a login, error or maintenance page`;
 }
+
+/**
+ * A file with no text at all. Fixed width, and CSV with configured `headers`,
+ * say "no records" that way; every other format needs a header line, a JSON
+ * value or a root element even when it holds no record, so an empty one is a
+ * failed export or transfer, not an empty feed.
+ */
+export function blankFileProblem(options: ReadOptions): string | null {
+  if (options.format === "fixed" || (options.headers?.length ?? 0) > 0) return null;
+  return "is empty (no text at all, not even a header line)";
+}

@@ -6,7 +6,7 @@ import { ConveyorError } from "../errors.js";
 import { isZip, peek, unpackGzip } from "./bytes.js";
 import { openCsvReader } from "./csv-reader.js";
 import { decodeHead, decodeText, detectCharset } from "./decode.js";
-import { detectFormat, htmlPageProblem, type Detected } from "./detect.js";
+import { blankFileProblem, detectFormat, htmlPageProblem, type Detected } from "./detect.js";
 import { openFixedReader } from "./fixed-reader.js";
 import { openJsonReader } from "./json-reader.js";
 import { chainReaders } from "./multi-reader.js";
@@ -68,6 +68,12 @@ async function openStream(stream: Readable, name: string, options: ReadOptions, 
     }
     const charset = detectCharset(bytes.head, options.encoding);
     const headText = decodeHead(bytes.head, charset);
+    const blank = bytes.whole && headText.trim() === "" ? blankFileProblem(options) : null;
+    if (blank) {
+      throw new ConveyorError("file_format", `${name} ${blank}`, {
+        hint: "The supplier's export wrote nothing, or the transfer failed: check the file at its source. An empty feed that is meant as one has a header line (CSV), [] (JSON) or an empty root element (XML).",
+      });
+    }
     const html = htmlPageProblem(options, headText);
     if (html) {
       throw new ConveyorError("file_format", `${name} ${html}`, {

@@ -112,6 +112,24 @@ describe("a web page where a feed was expected", () => {
   });
 });
 
+describe("a file with no text at all", () => {
+  it.each([
+    ["blank.csv", "", {}],
+    ["blank.json", "\n", {}],
+    ["blank.xml", "  \r\n", { root: "/feed/item" }],
+    ["blank.csv.gz", gzipSync(Buffer.alloc(0)), {}],
+  ])("%s: file_format saying it is empty, not a missing column or a parser's complaint", async (name, body, options) => {
+    const path = await dir.write(name, body);
+    await expect(openReader(path, options)).rejects.toMatchObject({ code: "file_format", message: `${name} is empty (no text at all, not even a header line)` });
+  });
+
+  it("is an empty feed where the format says 'no records' that way: fixed width, CSV with configured headers", async () => {
+    const path = await dir.write("blank.txt", "");
+    expect(await allRows(await openReader(path, { format: "fixed" }))).toEqual([]);
+    expect(await allRows(await openReader(path, { headers: ["sku", "qty"] }))).toEqual([]);
+  });
+});
+
 describe("compressed files", () => {
   it("gunzips by magic bytes whatever the name", async () => {
     const path = await dir.write("feed.csv", gzipSync(Buffer.from(TEXT)));
