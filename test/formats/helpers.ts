@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { openReader } from "../../src/formats/index.js";
 import type { ReadOptions, RecordReader, SourceRow } from "../../src/formats/index.js";
 
@@ -49,4 +50,18 @@ export async function readRecords(
     lines: rows.map((r) => r.line),
     records: rows.map((row) => Object.fromEntries(accessors.map(([f, get]) => [f, get(row)]))),
   };
+}
+
+/**
+ * Each `[name, body, root]` file holds an empty list of records: it reads as
+ * no rows, with no columns to check field_map against (not as a file that
+ * lacks every mapped field).
+ */
+export async function expectNoRecords(dir: TempDir, files: ReadonlyArray<readonly [string, string, string | undefined]>): Promise<void> {
+  for (const [name, body, root] of files) {
+    const reader = await openReader(await dir.write(name, body), root ? { root } : {});
+    expect(await reader.columns()).toBeNull();
+    expect(reader.accessor("sku")).not.toBeNull();
+    expect(await allRows(reader)).toEqual([]);
+  }
 }
