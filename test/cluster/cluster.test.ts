@@ -175,6 +175,8 @@ describe("cluster queue on PostgreSQL", () => {
     const down = new Metrics({ queueDepth: () => b.queue.depth(), nextRuns: () => [], clusterDepth: () => Promise.reject(new Error("database down")) });
     expect(await down.render()).not.toContain("conveyor_cluster_queue_depth");
     await until(() => log.length === 5, 15_000);
+    // A run's finished event comes before its row leaves the shared queue: the depth follows a moment later.
+    await until(async () => (await a.cluster.depth()).running === 0, 5_000);
     expect(await a.cluster.depth()).toEqual({ waiting: 0, running: 0 });
   });
 
