@@ -1,0 +1,20 @@
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+/**
+ * Vitest global setup: every temp folder of the run (work folders, stores,
+ * fake servers' files, child processes' data) goes under one root that is
+ * removed when the run ends. Tests leave their folders behind on purpose (a
+ * failed run's files are there to read while it runs), and a full run left
+ * over 600 MB in /tmp each time, on machines that have run short of disk.
+ */
+export default function setup(): () => void {
+  const root = mkdtempSync(path.join(tmpdir(), "conveyor-tests-"));
+  // Dovecot's mail processes run as another user and must reach into their folder below.
+  chmodSync(root, 0o755);
+  process.env.TMPDIR = root;
+  return () => {
+    rmSync(root, { recursive: true, force: true });
+  };
+}
