@@ -6,14 +6,14 @@
  *   npm run bench:formats [-- rows]
  */
 import { spawn } from "node:child_process";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Papa from "papaparse";
 import { openReader } from "../src/formats/index.js";
+import { bareParse } from "./bare-parse.js";
 
 const COLUMNS = 15;
 
@@ -50,21 +50,6 @@ function sampleRss(): { stop: () => number } {
   };
 }
 
-async function bare(path: string): Promise<number> {
-  let rows = 0;
-  await new Promise<void>((resolve, reject) => {
-    Papa.parse(createReadStream(path, { encoding: "utf8", highWaterMark: 1 << 20 }), {
-      header: false,
-      step: () => {
-        rows++;
-      },
-      complete: () => resolve(),
-      error: (err: Error) => reject(err),
-    });
-  });
-  return rows - 1;
-}
-
 async function reader(path: string): Promise<number> {
   const r = await openReader(path, {});
   const accessors = Array.from({ length: COLUMNS }, (_, i) => r.accessor(`column_${i + 1}`));
@@ -82,7 +67,7 @@ async function reader(path: string): Promise<number> {
 async function child(mode: string, path: string): Promise<void> {
   const rss = sampleRss();
   const start = process.hrtime.bigint();
-  const rows = mode === "bare" ? await bare(path) : await reader(path);
+  const rows = mode === "bare" ? await bareParse(path) : await reader(path);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   process.stdout.write(JSON.stringify({ mode, rows, seconds, rowsPerSecond: rows / seconds, peakRssMb: rss.stop() / 2 ** 20 }));
 }

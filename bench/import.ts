@@ -22,13 +22,12 @@
  *   npm run bench:import [-- rows]
  */
 import { spawn } from "node:child_process";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import Papa from "papaparse";
 import { loadSettings } from "../src/config.js";
 import { parseAutomation } from "../src/definition/index.js";
 import { tuneHeap } from "../src/memory.js";
@@ -40,6 +39,7 @@ import { runAutomation, runFolder } from "../src/pipeline/run.js";
 import { SqliteStore } from "../src/state/sqlite.js";
 import { ServiceClient } from "../src/service/index.js";
 import { openWorker } from "../src/worker.js";
+import { bareParse } from "./bare-parse.js";
 
 const HEADER = ["Item GUID", "Item Number", "Title", "Description", "Brand", "Price", "Qty", "Weight", "EAN", "Category", "Color", "Size", "Material", "Supplier", "Notes"];
 const FIELD_MAP = { guid: "Item GUID", sku: "Item Number", title: "Title", description: "Description", brand: "Brand", price: "Price", stock: "Qty", weight: "Weight", ean: "EAN", category: "Category", color: "Color", size: "Size" };
@@ -111,28 +111,6 @@ interface PhaseResult {
   bulkFiles?: number;
   timings?: Array<{ stage: string; seconds: number }>;
   runId?: string;
-}
-
-/**
- * Papaparse as its documentation calls it on a Node stream, with the stream's
- * default 64 KB chunks. 1 MB chunks looked as fast on some days, but on
- * others they cost the bare parse 1.6-2.3 s of kernel time (page faults of
- * the large strings): 4.5 s instead of 2.5 s, which flattered the ratio (0.44
- * against 0.27 on the same machine, minutes apart).
- */
-async function bare(file: string): Promise<number> {
-  let rows = 0;
-  await new Promise<void>((resolve, reject) => {
-    Papa.parse(createReadStream(file, { encoding: "utf8" }), {
-      header: false,
-      step: () => {
-        rows++;
-      },
-      complete: () => resolve(),
-      error: (err: Error) => reject(err),
-    });
-  });
-  return rows - 1;
 }
 
 /** Phase 7: the reader and the snapshot lookups of a diff run, alone. */
@@ -207,7 +185,7 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   }, 100);
   const start = process.hrtime.bigint();
   const startUsage = process.resourceUsage();
-  const result = phase === "bare" ? { phase, rows: await bare(file) } : phase === "floor" ? { phase, rows: await floor(dataDir, file) } : await runPhase(phase, dataDir);
+  const result = phase === "bare" ? { phase, rows: await bareParse(file) } : phase === "floor" ? { phase, rows: await floor(dataDir, file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
   // maxRSS also catches a spike shorter than the 100 ms sampling period.
