@@ -44,6 +44,25 @@ export function registerSecret(value: unknown): void {
   pattern = null;
 }
 
+/**
+ * The registered values in every form, for a worker thread: threads share no
+ * memory, so a thread that writes texts masks with the set it was handed.
+ * The count tells whether the set has grown since it was handed over.
+ */
+export function secretValues(): string[] {
+  return [...secrets];
+}
+
+export function secretCount(): number {
+  return secrets.size;
+}
+
+/** In a worker thread: adopt the values `secretValues` gave, as they are. */
+export function adoptSecretValues(values: readonly string[]): void {
+  for (const v of values) secrets.add(v);
+  pattern = null;
+}
+
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,6 +1,7 @@
+import { createReadStream } from "node:fs";
 import { toConveyorError, type ConveyorError } from "../errors.js";
-import type { ServiceClient } from "../service/index.js";
-import { bulkIdentifiers, type BulkFile } from "./bulk-batcher.js";
+import { csvRowPages, type ServiceClient } from "../service/index.js";
+import type { BulkFile } from "./bulk-batcher.js";
 import type { LogWriter } from "./logs.js";
 
 /**
@@ -38,6 +39,24 @@ export interface ApplyInput {
   /** Where failures go (default: a Map). */
   failed?: FailedRecords;
   onFile?: (done: number, total: number) => void;
+}
+
+/**
+ * The identifier of each data row of a bulk file, in order (result rows are
+ * matched back by position), read back from the file itself: a million-row
+ * run kept about 14 MB of identifiers a million rows in memory from plan to
+ * commit, 42 MB at three million. One file at a time, `bulk_rows` at most.
+ */
+export async function bulkIdentifiers(file: BulkFile): Promise<string[]> {
+  const identifiers: string[] = [];
+  let header = true;
+  for await (const rows of csvRowPages(createReadStream(file.path), `bulk file ${file.name}`)) {
+    for (const cells of rows) {
+      if (header) header = false;
+      else identifiers.push(cells[1] ?? "");
+    }
+  }
+  return identifiers;
 }
 
 export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult> {

@@ -1,10 +1,7 @@
-import { createReadStream } from "node:fs";
 import path from "node:path";
-import { csvRowPages } from "../service/index.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
-import type { FieldChange } from "./diff.js";
-import type { PlannedOp } from "./plan.js";
+import type { OpRow } from "./op-rows.js";
 
 /**
  * Cuts product operations into service bulk files (runs.md step 8): grouped
@@ -20,24 +17,6 @@ export interface BulkFile {
   columns: string[];
   /** Data rows written. */
   rows: number;
-}
-
-/**
- * The identifier of each data row of a bulk file, in order (result rows are
- * matched back by position), read back from the file itself: a million-row
- * run kept about 14 MB of identifiers a million rows in memory from plan to
- * commit, 42 MB at three million. One file at a time, `bulk_rows` at most.
- */
-export async function bulkIdentifiers(file: BulkFile): Promise<string[]> {
-  const identifiers: string[] = [];
-  let header = true;
-  for await (const rows of csvRowPages(createReadStream(file.path), `bulk file ${file.name}`)) {
-    for (const cells of rows) {
-      if (header) header = false;
-      else identifiers.push(cells[1] ?? "");
-    }
-  }
-  return identifiers;
 }
 
 interface OpenGroup {
@@ -59,7 +38,7 @@ export class BulkBatcher {
   private readonly groups = new Map<string, OpenGroup>();
   private readonly done: BulkFile[] = [];
   private count = 0;
-  private lastKey: { action: string; fields: string[]; key: string } | null = null;
+  private lastKey: { action: string; fields: readonly string[]; key: string } | null = null;
 
   constructor(
     private readonly folder: string,
@@ -69,13 +48,13 @@ export class BulkBatcher {
 
   /**
    * Returns a promise only when it has to wait (a file opened, sealed or a
-   * chunk written). `afterCells`: the changes' new values already quoted.
+   * chunk written). `afterCells`: the new values already quoted.
    */
-  add(op: PlannedOp, afterCells?: readonly string[]): Promise<void> | undefined {
+  add(op: OpRow, afterCells: readonly string[]): Promise<void> | undefined {
     if (!op.action || (op.kind !== "create" && op.kind !== "update" && op.kind !== "remove")) return undefined;
-    const key = this.groupKey(op.action, op.changes);
+    const key = this.groupKey(op.action, op.columns);
     const group = this.groups.get(key);
-    if (!group) return this.open(op.action, op.changes.map((c) => c.field)).then((g) => {
+    if (!group) return this.open(op.action, [...op.columns]).then((g) => {
       this.groups.set(key, g);
       return this.append(key, g, op, afterCells);
     });
@@ -88,20 +67,18 @@ export class BulkBatcher {
    * rather than built per row: a million keys of a dozen joined names were
    * a gigabyte of garbage.
    */
-  private groupKey(action: string, changes: readonly FieldChange[]): string {
+  private groupKey(action: string, columns: readonly string[]): string {
     const last = this.lastKey;
-    if (last && last.action === action && last.fields.length === changes.length && changes.every((c, i) => c.field === last.fields[i])) return last.key;
-    const fields = changes.map((c) => c.field);
-    const key = [action, ...fields].join("\u0000");
-    this.lastKey = { action, fields, key };
+    if (last && last.action === action && (last.fields === columns || (last.fields.length === columns.length && columns.every((c, i) => c === last.fields[i])))) return last.key;
+    const key = [action, ...columns].join("\u0000");
+    this.lastKey = { action, fields: columns, key };
     return key;
   }
 
-  private append(key: string, group: OpenGroup, op: PlannedOp, afterCells: readonly string[] | undefined): Promise<void> | undefined {
-    // One line per row, straight from the changes: a million rows make no intermediate records.
+  private append(key: string, group: OpenGroup, op: OpRow, afterCells: readonly string[]): Promise<void> | undefined {
+    // One line per row, straight from the quoted cells: a million rows make no intermediate records.
     let line = `${csvCell(op.action ?? "")},${csvCell(op.identifier)}`;
-    let i = 0;
-    for (const change of op.changes) line += `,${afterCells?.[i++] ?? csvCell(change.after)}`;
+    for (let i = 0; i < afterCells.length; i++) line += `,${afterCells[i] ?? ""}`;
     const written = group.sink.write(`${line}\r\n`);
     if (++group.file.rows >= this.bulkRows) {
       this.groups.delete(key);

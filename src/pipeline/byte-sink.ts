@@ -45,9 +45,10 @@ export class ByteSink {
     });
   }
 
-  static async open(localPath: string, size = 1 << 20): Promise<ByteSink> {
+  /** `append`: add to what the file holds instead of starting it over. */
+  static async open(localPath: string, size = 1 << 20, append = false): Promise<ByteSink> {
     // Room for a few buffers in flight: with the default 16 KB mark every flush waited for its write, and the run sat idle.
-    const stream = createWriteStream(localPath, { highWaterMark: 4 * size });
+    const stream = createWriteStream(localPath, { highWaterMark: 4 * size, flags: append ? "a" : "w" });
     try {
       await once(stream, "open");
     } catch (err) {

@@ -1,9 +1,10 @@
-import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
+import { mkdir, writeFile, copyFile, link, stat } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
-import { hasSecret, maskDeep, maskSecrets } from "../secrets.js";
+import { maskDeep, maskSecrets } from "../secrets.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
+import { opRow, PLAN_HEADER, PlanLines } from "./op-rows.js";
 import type { PlannedOp } from "./plan.js";
 
 /**
@@ -12,8 +13,6 @@ import type { PlannedOp } from "./plan.js";
  * notification and the run record), so a million-row live run does not pay
  * for a million-line plan. Every text passes the secret mask.
  */
-const PLAN_COLUMNS = ["operation", "action", "identifier", "field", "before", "after"];
-
 
 /** Hard-links a file into the debug folder (both live under the run's folder), copying only where linking fails. */
 async function linkOrCopy(from: string, to: string): Promise<void> {
@@ -26,7 +25,7 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 
 export class DebugFiles {
   private plan: ByteSink | undefined;
-  private readonly fieldCells = new Map<string, string>();
+  private readonly lines = new PlanLines();
   private errors: RecordWriter | undefined;
   private records: RecordWriter | undefined;
   private recordsKept = 0;
@@ -49,53 +48,40 @@ export class DebugFiles {
     return openWriter(path.join(this.folder, name), { format: "csv", columns });
   }
 
-  /**
-   * A million creates are eleven million plan lines: each operation becomes
-   * one string, with the secret mask run only on the values of an operation
-   * where a value holds a secret (a test per value, no joined copy); the string
-   * goes into the sink's byte buffer at once, and only a full buffer's write
-   * is awaited. `afterCells` are the new values already quoted for the bulk file.
-   */
-  addPlan(op: PlannedOp, afterCells?: readonly string[]): Promise<void> | undefined {
+  /** A plan line of an order or bulk-file pass; a product pass writes its lines on the OpWriter's thread. */
+  addPlan(op: PlannedOp): Promise<void> | undefined {
     // One line per changed field: an unchanged record has none.
     if (!this.full || op.kind === "unchanged") return undefined;
-    if (!this.plan) return this.openPlan().then(() => this.addPlan(op, afterCells));
-    const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
-    if (op.changes.length === 0) return this.plan.write(`${prefix},,${cell(op.reason ?? "")}\r\n`);
-    const masked = op.changes.some((c) => hasSecret(c.after) || (c.before !== null && hasSecret(c.before)));
-    let text = "";
-    let i = 0;
-    for (const c of op.changes) {
-      const before = masked ? maskSecrets(c.before ?? "") : (c.before ?? "");
-      const quoted = afterCells?.[i++];
-      const after = masked ? cell(maskSecrets(c.after)) : (quoted ?? cell(c.after));
-      text += `${prefix}${this.fieldCell(c.field)},${cell(before)},${after}\r\n`;
-    }
+    const row = opRow(op);
+    const text = this.lines.text(row, row.after.map(cell));
+    if (!this.plan) return this.openPlan().then((sink) => sink.write(text));
     return this.plan.write(text);
   }
 
-  /** A plan names the same few fields millions of times: each is quoted once. */
-  private fieldCell(field: string): string {
-    let quoted = this.fieldCells.get(field);
-    if (quoted === undefined) {
-      quoted = cell(field);
-      if (this.fieldCells.size < 10_000) this.fieldCells.set(field, quoted);
-    }
-    return quoted;
-  }
-
-  private async openPlan(): Promise<void> {
+  private async openPlan(): Promise<ByteSink> {
+    const file = path.join(this.folder, "plan.csv");
+    const empty = await stat(file).then((s) => s.size === 0, () => true);
+    const sink = await ByteSink.open(file, 1 << 20, true);
+    this.plan = sink;
     this.names.add("plan.csv");
-    this.plan = await ByteSink.open(path.join(this.folder, "plan.csv"));
-    await this.plan.write(`${PLAN_COLUMNS.join(",")}\r\n`);
+    if (empty) await sink.write(PLAN_HEADER);
+    return sink;
   }
 
-  /** Starts plan.csv over: the plan is being made again. */
-  async resetPlan(): Promise<void> {
-    if (!this.plan) return;
-    await this.plan.close();
+  /**
+   * plan.csv for another writer to append to (a product pass's thread), with
+   * what this object wrote so far on disk; null when no plan is written.
+   */
+  async lendPlan(): Promise<string | null> {
+    if (!this.full) return null;
+    await this.plan?.close();
     this.plan = undefined;
-    this.names.delete("plan.csv");
+    return path.join(this.folder, "plan.csv");
+  }
+
+  /** The writer plan.csv was lent to wrote lines into it. */
+  notePlan(): void {
+    this.names.add("plan.csv");
   }
 
   async addError(line: number | null, identifier: string, message: string): Promise<void> {

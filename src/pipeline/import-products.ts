@@ -6,10 +6,11 @@ import type { ImportMapper } from "../mapping/index.js";
 import { parseSearch, searchFields } from "../search/index.js";
 import type { RunCounts, StateStore } from "../state/index.js";
 import type { ServiceClient } from "../service/index.js";
-import { applyProductFiles, type ApplyResult } from "./apply-products.js";
-import { BulkBatcher, bulkIdentifiers, type BulkFile } from "./bulk-batcher.js";
+import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
+import type { BulkFile } from "./bulk-batcher.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
+import { OpWriter } from "./op-writer.js";
 import { faultPoint } from "./faults.js";
 import { checkGuards, type GuardTrip } from "./guards.js";
 import { notPlannedLog, type LogWriter } from "./logs.js";
@@ -94,10 +95,10 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
   await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
+  const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
   try {
     input.onStage?.("read", 0);
     const plan = planConfig(config);
-    const batcher = new BulkBatcher(path.join(input.workDir, "bulk"), config.identifier, input.bulkRows);
     let scopeSize = 0;
     // Set once the first header is checked and the scope read (a closure assigns it, so a holder).
     const current: { planner: ProductPlanner | null } = { planner: null };
@@ -118,7 +119,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
         }
         input.onStage?.("scope", 0);
         scopeSize = await readProductScope(input.client, config, scopeFields(config, mapper.fields, serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
-        current.planner = new ProductPlanner(plannerOptions(input, plan, work, batcher, scopeSize), mapper);
+        current.planner = new ProductPlanner(plannerOptions(input, plan, work, output, scopeSize), mapper);
         input.onStage?.("plan", 0);
       },
       sink: {
@@ -155,7 +156,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     if (!read.mapper || !current.planner) return { guard: null, apply: null, bulkFiles: [] };
     let done = current.planner;
     if (repeated) {
-      done = await planAgain(input, work, batcher, plannerOptions(input, plan, work, batcher, scopeSize), read.mapper);
+      done = await planAgain(input, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
       counts.merged += work.mergedRows;
     } else if (page.length) await done.page(page);
     page = [];
@@ -163,7 +164,8 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
     counts.row_errors += done.rowErrors;
     await reportDeferred(input, work);
-    const bulkFiles = await batcher.finish();
+    const { files: bulkFiles, planned } = await output.finish();
+    if (planned) input.debug.notePlan();
     for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
 
     const guard = checkGuards({
@@ -198,13 +200,14 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     await commitSnapshot(input, work, apply, bulkFiles);
     return { guard: null, apply, bulkFiles };
   } finally {
+    await output.close();
     repeats.close();
     work.close();
   }
 }
 
-function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: WorkDb, batcher: BulkBatcher, scopeSize: number): PlannerOptions {
-  return { plan, work, batcher, debug: input.debug, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined };
+function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number): PlannerOptions {
+  return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined };
 }
 
 /**
@@ -213,9 +216,8 @@ function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: 
  * first time) into the work database, where the last row of an identifier
  * replaces the earlier ones, and planned from there in file order.
  */
-async function planAgain(input: ProductPassInput, work: WorkDb, batcher: BulkBatcher, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
-  await batcher.discard();
-  await input.debug.resetPlan();
+async function planAgain(input: ProductPassInput, work: WorkDb, output: OpWriter, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
+  await output.discard();
   work.resetPlan();
   await readAndMap({
     automation: input.automation,

@@ -1,17 +1,19 @@
 import type { SourceRow } from "../formats/index.js";
 import type { ImportMapper } from "../mapping/index.js";
 import type { StateStore } from "../state/index.js";
-import type { BulkBatcher } from "./bulk-batcher.js";
-import { csvCell } from "./csv-cell.js";
-import type { DebugFiles } from "./debug-files.js";
 import { planProduct, planRemoval, type PlanCounts, type PlannedOp, type ProductPlanConfig } from "./plan.js";
 import type { WorkDb } from "./workdb.js";
+
+/** Where planned operations go to be written (an OpWriter): a promise only when the writer is behind. */
+export interface OpSink {
+  add(op: PlannedOp): Promise<void> | undefined;
+}
 
 /**
  * Step 6 of a product import, a page of mapped records at a time as the feed
  * streams past: match each with the scope (the work database) and the
  * snapshot (diff runs), apply service actions, plan, and hand the operation
- * to plan.csv and the bulk files. Row errors and skip logs of the plan wait
+ * to the writer of plan.csv and the bulk files. Row errors and skip logs of the plan wait
  * in the work database until the plan is known to stand (a feed that repeats
  * an identifier is planned again), as do the values the snapshot takes.
  */
@@ -25,8 +27,7 @@ export interface PlannerRow {
 export interface PlannerOptions {
   plan: ProductPlanConfig;
   work: WorkDb;
-  batcher: BulkBatcher;
-  debug: DebugFiles;
+  output: OpSink;
   store: StateStore;
   snapshotKey: string;
   diff: boolean;
@@ -108,12 +109,7 @@ export class ProductPlanner {
   private record(op: PlannedOp): Promise<void> | undefined {
     this.counts[op.kind] += 1;
     if (op.kind === "skipped" && this.o.live) this.o.work.addDeferred({ kind: "skip", line: op.line, identifier: op.identifier, message: op.reason ?? "" });
-    // Each new value is quoted once, for plan.csv and the bulk file alike.
-    const cells = op.changes.length ? op.changes.map((c) => csvCell(c.after)) : undefined;
-    const plan = this.o.debug.addPlan(op, cells);
-    const bulk = this.o.batcher.add(op, cells);
-    if (plan && bulk) return Promise.all([plan, bulk]).then(() => undefined);
-    return plan ?? bulk;
+    return this.o.output.add(op);
   }
 }
 

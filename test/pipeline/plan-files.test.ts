@@ -2,10 +2,12 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BulkBatcher, bulkIdentifiers } from "../../src/pipeline/bulk-batcher.js";
+import { bulkIdentifiers } from "../../src/pipeline/apply-products.js";
+import { BulkBatcher } from "../../src/pipeline/bulk-batcher.js";
 import { ByteSink } from "../../src/pipeline/byte-sink.js";
 import { csvCell } from "../../src/pipeline/csv-cell.js";
 import { DebugFiles } from "../../src/pipeline/debug-files.js";
+import { opRow } from "../../src/pipeline/op-rows.js";
 import type { PlannedOp } from "../../src/pipeline/plan.js";
 import { hasSecret, MASK, registerSecret } from "../../src/secrets.js";
 
@@ -79,7 +81,7 @@ describe("BulkBatcher", () => {
       create("6", { title: "f", price: "6" }),
       create("7", { title: "g" }),
     ];
-    for (const op of ops) await batcher.add(op, op.changes.map((c) => csvCell(c.after)));
+    for (const op of ops) await batcher.add(opRow(op), op.changes.map((c) => csvCell(c.after)));
     const files = await batcher.finish();
     const summary = await Promise.all(files.map(async (f) => ({ action: f.action, columns: f.columns, ids: await bulkIdentifiers(f) })));
     expect(summary).toEqual([

@@ -1,0 +1,144 @@
+import type { OpRow } from "./op-rows.js";
+import type { OpKind, PlannedOp } from "./plan.js";
+
+/**
+ * Planned operations on their way to the writer thread, a page at a time.
+ * Structured cloning copies a page's strings one by one, which for a
+ * million-row plan cost more than writing them out: a page is instead one
+ * text, every value of every operation end to end, with the length of each
+ * in `lengths` and per operation its kind, action and flags and the id of its
+ * column list in `codes`. The thread cuts the text back into values, without
+ * separators that a value could contain. A column list is sent once, with
+ * the first page that uses it.
+ */
+export interface OpPage {
+  columns: Array<{ id: number; names: string[] }>;
+  /** Two per operation: code, column list id. */
+  codes: Int32Array;
+  lengths: Int32Array;
+  text: string;
+}
+
+const KINDS: readonly OpKind[] = ["create", "update", "remove", "unchanged", "skipped"];
+const ACTIONS: ReadonlyArray<string | null> = [null, "start", "add", "edit", "relist", "end", "delete", "create", "update", "archive"];
+const KIND_CODE = new Map<OpKind, number>(KINDS.map((k, i) => [k, i]));
+const ACTION_CODE = new Map<string | null, number>(ACTIONS.map((a, i) => [a, i]));
+
+// code = kind | action << 3 | flags
+const ACTION_SHIFT = 3;
+const HAS_BEFORE = 1 << 7;
+const HAS_REASON = 1 << 8;
+
+/** A growing list of 32-bit integers. */
+class Ints {
+  values = new Int32Array(1024);
+  size = 0;
+
+  push(value: number): void {
+    if (this.size === this.values.length) {
+      const grown = new Int32Array(this.size * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.size++] = value;
+  }
+
+  take(): Int32Array {
+    const out = this.values.slice(0, this.size);
+    this.size = 0;
+    return out;
+  }
+}
+
+export class OpPageEncoder {
+  private readonly ids = new Map<string, number>();
+  private last: { names: readonly string[]; id: number } | null = null;
+  private columns: OpPage["columns"] = [];
+  private readonly codes = new Ints();
+  private readonly lengths = new Ints();
+  private text = "";
+  private count = 0;
+
+  /** Operations in the page being filled. */
+  get size(): number {
+    return this.count;
+  }
+
+  add(op: PlannedOp): void {
+    const { changes } = op;
+    const before = changes.some((c) => c.before !== null);
+    const kind = KIND_CODE.get(op.kind) ?? 0;
+    const action = ACTION_CODE.get(op.action) ?? 0;
+    this.codes.push(kind | (action << ACTION_SHIFT) | (before ? HAS_BEFORE : 0) | (op.reason === undefined ? 0 : HAS_REASON));
+    this.codes.push(this.columnsId(op));
+    this.value(op.identifier);
+    if (op.reason !== undefined) this.value(op.reason);
+    for (let i = 0; i < changes.length; i++) this.value(changes[i]?.after ?? "");
+    if (before) for (let i = 0; i < changes.length; i++) this.value(changes[i]?.before ?? "");
+    this.count++;
+  }
+
+  private value(text: string): void {
+    this.text += text;
+    this.lengths.push(text.length);
+  }
+
+  /** The page so far; the next one starts empty. */
+  take(): OpPage {
+    const page: OpPage = { columns: this.columns, codes: this.codes.take(), lengths: this.lengths.take(), text: this.text };
+    this.columns = [];
+    this.text = "";
+    this.count = 0;
+    return page;
+  }
+
+  /** Most operations set the same fields as the one before: compared in place, no key built. */
+  private columnsId(op: PlannedOp): number {
+    const { changes } = op;
+    const last = this.last;
+    if (last && last.names.length === changes.length && changes.every((c, i) => c.field === last.names[i])) return last.id;
+    const names = changes.map((c) => c.field);
+    const key = names.join("\u0000");
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(key, id);
+      this.columns.push({ id, names });
+    }
+    this.last = { names, id };
+    return id;
+  }
+}
+
+/** The receiving end: keeps the column lists it was sent, and reads pages back into rows. */
+export class OpPageDecoder {
+  private readonly columns = new Map<number, readonly string[]>();
+
+  *rows(page: OpPage): Generator<OpRow> {
+    for (const { id, names } of page.columns) this.columns.set(id, names);
+    const { codes, lengths, text } = page;
+    let at = 0;
+    let v = 0;
+    const next = (): string => {
+      const end = at + (lengths[v++] ?? 0);
+      const value = text.slice(at, end);
+      at = end;
+      return value;
+    };
+    const values = (n: number): string[] => {
+      const out = new Array<string>(n);
+      for (let i = 0; i < n; i++) out[i] = next();
+      return out;
+    };
+    for (let c = 0; c < codes.length; c += 2) {
+      const code = codes[c] ?? 0;
+      const columns = this.columns.get(codes[c + 1] ?? -1);
+      if (!columns) throw new Error(`op page: column list ${codes[c + 1]} was never sent`);
+      const identifier = next();
+      const reason = code & HAS_REASON ? next() : undefined;
+      const after = values(columns.length);
+      const before = code & HAS_BEFORE ? values(columns.length) : null;
+      yield { kind: KINDS[code & 7] ?? "create", action: ACTIONS[(code >> ACTION_SHIFT) & 15] ?? null, identifier, reason, columns, after, before };
+    }
+  }
+}

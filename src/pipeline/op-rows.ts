@@ -1,0 +1,66 @@
+import { hasSecret, maskSecrets } from "../secrets.js";
+import { csvCell as cell } from "./csv-cell.js";
+import type { OpKind, PlannedOp } from "./plan.js";
+
+/**
+ * A planned operation as the files of a run see it (plan.csv, bulk files):
+ * its fields as one column list shared by every operation that sets the same
+ * fields, and their values side by side. The planner's `PlannedOp` holds an
+ * object per field; the writer thread rebuilds none of them.
+ */
+export interface OpRow {
+  kind: OpKind;
+  action: string | null;
+  identifier: string;
+  reason: string | undefined;
+  columns: readonly string[];
+  after: readonly string[];
+  /** The values before, "" where there was none; null when no field had one (a create). */
+  before: readonly string[] | null;
+}
+
+export function opRow(op: PlannedOp): OpRow {
+  const columns = op.changes.map((c) => c.field);
+  const before = op.changes.some((c) => c.before !== null) ? op.changes.map((c) => c.before ?? "") : null;
+  return { kind: op.kind, action: op.action, identifier: op.identifier, reason: op.reason, columns, after: op.changes.map((c) => c.after), before };
+}
+
+export const PLAN_HEADER = "operation,action,identifier,field,before,after\r\n";
+
+/**
+ * The lines of plan.csv (runs.md, "Debug mode"): one per changed field, or
+ * one with the reason for an operation that changes none. The secret mask
+ * runs only on the values of an operation where a value holds a secret (a
+ * test per value, no joined copy): a million creates are eleven million lines.
+ */
+export class PlanLines {
+  private readonly fieldCells = new Map<string, string>();
+
+  /**
+   * `afterCells`: the new values already quoted for the bulk file.
+   * `mayHoldSecret` false: the caller found no secret in any of the values.
+   */
+  text(op: OpRow, afterCells: readonly string[], mayHoldSecret = true): string {
+    const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
+    if (op.columns.length === 0) return `${prefix},,${cell(op.reason ?? "")}\r\n`;
+    const { after, before } = op;
+    const masked = mayHoldSecret && (after.some(hasSecret) || (before !== null && before.some(hasSecret)));
+    let text = "";
+    for (let i = 0; i < op.columns.length; i++) {
+      const was = before?.[i] ?? "";
+      const now = masked ? cell(maskSecrets(after[i] ?? "")) : (afterCells[i] ?? "");
+      text += `${prefix}${this.fieldCell(op.columns[i] ?? "")},${cell(masked ? maskSecrets(was) : was)},${now}\r\n`;
+    }
+    return text;
+  }
+
+  /** A plan names the same few fields millions of times: each is quoted once. */
+  private fieldCell(field: string): string {
+    let quoted = this.fieldCells.get(field);
+    if (quoted === undefined) {
+      quoted = cell(field);
+      if (this.fieldCells.size < 10_000) this.fieldCells.set(field, quoted);
+    }
+    return quoted;
+  }
+}

@@ -1,0 +1,52 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { adoptSecretValues, hasSecret } from "../secrets.js";
+import { OpFiles } from "./op-files.js";
+import { OpPageDecoder } from "./op-pages.js";
+import type { FromThread, OpThreadData, ToThread } from "./op-writer.js";
+
+/**
+ * The thread of an OpWriter: each message is handled after the one before
+ * has been written, in order; the first failure is reported and the thread
+ * then only waits to be terminated.
+ */
+const port = parentPort;
+if (!port) throw new Error("op-writer-thread runs as a worker thread");
+const data = workerData as OpThreadData;
+adoptSecretValues(data.secrets);
+const decoder = new OpPageDecoder();
+const files = OpFiles.open(data.options);
+let failed = false;
+
+const reply = (msg: FromThread): void => port.postMessage(msg);
+
+async function handle(msg: ToThread): Promise<void> {
+  const target = await files;
+  if (msg.type === "page") {
+    if (msg.secrets) adoptSecretValues(msg.secrets);
+    // One test of every value of the page at once: a secret across two values only costs the test per value.
+    const mayHoldSecret = hasSecret(msg.page.text);
+    for (const row of decoder.rows(msg.page)) {
+      const waiting = target.add(row, mayHoldSecret);
+      if (waiting) await waiting;
+    }
+    reply({ type: "done" });
+  } else if (msg.type === "finish") {
+    reply({ type: "finished", result: await target.finish() });
+  } else {
+    await target.discard();
+    reply({ type: "discarded" });
+  }
+}
+
+let queue = Promise.resolve();
+port.on("message", (msg: ToThread) => {
+  queue = queue.then(async () => {
+    if (failed) return;
+    try {
+      await handle(msg);
+    } catch (err) {
+      failed = true;
+      reply({ type: "failed", message: err instanceof Error ? err.message : String(err) });
+    }
+  });
+});
