@@ -84,13 +84,10 @@ export function maskSecrets(text: string): string {
 
 /** Whether `text` holds a registered secret: a test that builds no string, for the hot paths that mask only what needs it. */
 export function hasSecret(text: string): boolean {
-  const re = currentPattern();
-  if (!re) return false;
-  // A global pattern's test starts where its last match ended.
-  re.lastIndex = 0;
-  const found = re.test(text);
-  re.lastIndex = 0;
-  return found;
+  // A search per secret: V8 looks for a plain string with a skip table, an alternation of them one character at a time
+  // (a page of a million-row plan: 141 ms of regular expression against a few ms).
+  for (const secret of secrets) if (text.includes(secret)) return true;
+  return false;
 }
 
 export function isSecretKey(key: string): boolean {

@@ -91,7 +91,7 @@ export class BulkBatcher {
     this.count += 1;
     const name = `bulk-${this.count}.csv`;
     const file: BulkFile = { name, path: path.join(this.folder, name), action, columns, rows: 0 };
-    const sink = await ByteSink.open(file.path, BUFFER_BYTES);
+    const sink = await ByteSink.open(file.path, { size: BUFFER_BYTES });
     await sink.write(csvLine(["action", this.identifierField, ...columns]));
     return { file, sink };
   }

@@ -61,7 +61,7 @@ export class DebugFiles {
   private async openPlan(): Promise<ByteSink> {
     const file = path.join(this.folder, "plan.csv");
     const empty = await stat(file).then((s) => s.size === 0, () => true);
-    const sink = await ByteSink.open(file, 1 << 20, true);
+    const sink = await ByteSink.open(file, { append: true });
     this.plan = sink;
     this.names.add("plan.csv");
     if (empty) await sink.write(PLAN_HEADER);

@@ -141,7 +141,7 @@ class BulkCutter {
   private async start(action: ProductAction, header: readonly string[], headerLine: string): Promise<{ file: BulkFile; sink: ByteSink; header: string }> {
     const name = `bulk-${this.files.length + 1}.csv`;
     const file: BulkFile = { name, path: path.join(this.folder, name), action, columns: header.slice(2), rows: 0 };
-    const sink = await ByteSink.open(file.path, 64 * 1024);
+    const sink = await ByteSink.open(file.path, { size: 64 * 1024 });
     await sink.write(`${headerLine}\r\n`);
     this.open = { file, sink, header: headerLine };
     this.files.push(file);

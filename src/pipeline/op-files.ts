@@ -65,7 +65,7 @@ export class OpFiles {
   }
 
   private async openPlan(planPath: string): Promise<ByteSink> {
-    const sink = await ByteSink.open(planPath, 1 << 20, true);
+    const sink = await ByteSink.open(planPath, { append: true });
     this.plan = sink;
     if (this.planStart === 0) await sink.write(PLAN_HEADER);
     return sink;

@@ -22,7 +22,7 @@ describe("ByteSink", () => {
   it("writes every piece in order across many flushes of buffers shared between sinks", async () => {
     const dir = folder();
     // 64-byte buffers flush every few pieces, so buffers go to the disk and come back, to either sink, many times.
-    const sinks = [await ByteSink.open(path.join(dir, "a.txt"), 64), await ByteSink.open(path.join(dir, "b.txt"), 64)];
+    const sinks = [await ByteSink.open(path.join(dir, "a.txt"), { size: 64 }), await ByteSink.open(path.join(dir, "b.txt"), { size: 64 })];
     const expected: string[][] = [[], []];
     for (let i = 0; i < 5000; i++) {
       const which = i % 3 === 0 ? 1 : 0;
