@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Automation } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import type { ServiceClient } from "../service/index.js";
-import type { RunCounts } from "../state/index.js";
+import type { RunCounts, RunFile } from "../state/index.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { ledgerKey } from "./fetch.js";
@@ -46,6 +46,8 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
   const logs = new LogWriter(ctx.env.store, { runId: recorder.record.id, account: ctx.env.account, integration: ctx.env.settings.integration, operation: "import", type: automation.type === "orders" ? "order" : "item" });
   let foundAny = false;
   let applyError: ConveyorError | null = null;
+  // The files' hashes, computed while the passes read them: the record has them all before the run ends.
+  const hashes: Array<Promise<unknown>> = [];
   try {
     for (const [index, config] of automation.file_configs.entries()) {
       ctx.stage("fetch");
@@ -53,7 +55,9 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
       if (files.length === 0) continue;
       foundAny = true;
       for (const f of files) {
-        recorder.addFile({ name: f.remote.name, size: f.size, sha256: f.sha256, modified: f.remote.modified ? f.remote.modified.toISOString() : null });
+        const entry: RunFile = { name: f.remote.name, size: f.size, sha256: "", modified: f.remote.modified ? f.remote.modified.toISOString() : null };
+        recorder.addFile(entry);
+        hashes.push(f.sha256.then((sha256) => (entry.sha256 = sha256)));
         await ctx.debug.addSource(f.localPath, f.remote.name);
       }
       const runPass = config.bulk_file ? runBulkFilePass : automation.type === "orders" ? runOrderPass : runProductPass;
@@ -88,6 +92,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
       if (!failedThrough(before, recorder.counts)) await source.finish(config, index, files);
     }
   } finally {
+    await Promise.allSettled(hashes);
     recorder.noteConnection(source.facts());
     await logs.flush();
     await source.close();
