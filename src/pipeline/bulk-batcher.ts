@@ -2,6 +2,7 @@ import path from "node:path";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { OpRow } from "./op-rows.js";
+import type { OpKind } from "./plan.js";
 
 /**
  * Cuts product operations into service bulk files (runs.md step 8): grouped
@@ -17,6 +18,23 @@ export interface BulkFile {
   columns: string[];
   /** Data rows written. */
   rows: number;
+}
+
+/** The service action of an operation's bulk file row; null for an operation no bulk file carries. */
+export function bulkAction(kind: OpKind, action: string | null): string | null {
+  return action !== null && (kind === "create" || kind === "update" || kind === "remove") ? action : null;
+}
+
+/** A data row of a bulk file, straight from the quoted cells: a million rows make no intermediate records. */
+export function bulkLine(action: string, identifier: string, afterCells: readonly string[]): string {
+  let line = `${csvCell(action)},${csvCell(identifier)}`;
+  for (let i = 0; i < afterCells.length; i++) line += `,${afterCells[i] ?? ""}`;
+  return `${line}\r\n`;
+}
+
+/** Writes one data row of a bulk file, CRLF-terminated, into its sink; a promise only when it has to wait. */
+export interface RowLine {
+  writeTo(sink: ByteSink): Promise<void> | undefined;
 }
 
 interface OpenGroup {
@@ -51,14 +69,21 @@ export class BulkBatcher {
    * chunk written). `afterCells`: the new values already quoted.
    */
   add(op: OpRow, afterCells: readonly string[]): Promise<void> | undefined {
-    if (!op.action || (op.kind !== "create" && op.kind !== "update" && op.kind !== "remove")) return undefined;
-    const key = this.groupKey(op.action, op.columns);
+    const action = bulkAction(op.kind, op.action);
+    if (action === null) return undefined;
+    const text = bulkLine(action, op.identifier, afterCells);
+    return this.row(action, op.columns, { writeTo: (sink) => sink.write(text) });
+  }
+
+  /** One data row, written by `line` into the file of its action and column set; a promise only when it has to wait. */
+  row(action: string, columns: readonly string[], line: RowLine): Promise<void> | undefined {
+    const key = this.groupKey(action, columns);
     const group = this.groups.get(key);
-    if (!group) return this.open(op.action, [...op.columns]).then((g) => {
+    if (!group) return this.open(action, [...columns]).then((g) => {
       this.groups.set(key, g);
-      return this.append(key, g, op, afterCells);
+      return this.append(key, g, line);
     });
-    return this.append(key, group, op, afterCells);
+    return this.append(key, group, line);
   }
 
   /**
@@ -75,11 +100,8 @@ export class BulkBatcher {
     return key;
   }
 
-  private append(key: string, group: OpenGroup, op: OpRow, afterCells: readonly string[]): Promise<void> | undefined {
-    // One line per row, straight from the quoted cells: a million rows make no intermediate records.
-    let line = `${csvCell(op.action ?? "")},${csvCell(op.identifier)}`;
-    for (let i = 0; i < afterCells.length; i++) line += `,${afterCells[i] ?? ""}`;
-    const written = group.sink.write(`${line}\r\n`);
+  private append(key: string, group: OpenGroup, line: RowLine): Promise<void> | undefined {
+    const written = line.writeTo(group.sink);
     if (++group.file.rows >= this.bulkRows) {
       this.groups.delete(key);
       return written ? written.then(() => this.seal(group)) : this.seal(group);

@@ -78,6 +78,29 @@ export class ByteSink {
     });
   }
 
+  /**
+   * Writing bytes in place: `room` makes space for up to `bytes` more in the
+   * buffer (handing a full one to the disk first: a promise only then; false
+   * when they could never fit), the caller writes into `buffer` from `used`,
+   * then `advance`s to where it stopped.
+   */
+  room(bytes: number): Promise<void> | boolean {
+    if (bytes > this.size) return false;
+    return this.used + bytes <= this.size || this.flush();
+  }
+
+  get bytes(): Buffer {
+    return this.buffer;
+  }
+
+  get at(): number {
+    return this.used;
+  }
+
+  advance(to: number): void {
+    this.used = to;
+  }
+
   private async flush(): Promise<void> {
     if (this.used === 0) return;
     const full = this.buffer;

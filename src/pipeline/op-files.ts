@@ -1,7 +1,10 @@
 import { stat, truncate } from "node:fs/promises";
-import { BulkBatcher, type BulkFile } from "./bulk-batcher.js";
+import { hasSecret } from "../secrets.js";
+import { bulkAction, BulkBatcher, bulkLine, type BulkFile, type RowLine } from "./bulk-batcher.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
+import { OpBytes } from "./op-bytes.js";
+import { OpPageDecoder, viewRow, type OpPage, type OpView } from "./op-pages.js";
 import { PLAN_HEADER, PlanLines, type OpRow } from "./op-rows.js";
 
 /**
@@ -24,9 +27,50 @@ export interface OpFilesResult {
   planned: boolean;
 }
 
+function quoted(row: OpRow): string[] {
+  const cells = new Array<string>(row.after.length);
+  for (let i = 0; i < cells.length; i++) cells[i] = csvCell(row.after[i] ?? "");
+  return cells;
+}
+
+/** The data row of one operation for BulkBatcher, reused from one operation to the next: as bytes, or as a string where the bytes do not fit a buffer. */
+class BulkBytesLine implements RowLine {
+  private action = "";
+  private view: OpView | null = null;
+  private text = "";
+
+  constructor(private readonly bytes: OpBytes) {}
+
+  of(action: string, view: OpView, text: string): this {
+    this.action = action;
+    this.view = view;
+    this.text = text;
+    return this;
+  }
+
+  writeTo(sink: ByteSink): Promise<void> | undefined {
+    const { action, view, bytes } = this;
+    if (!view) return undefined;
+    const room = sink.room(bytes.bulkBound(action, view));
+    if (room === false) {
+      const row = viewRow(view, this.text);
+      return sink.write(bulkLine(action, row.identifier, quoted(row)));
+    }
+    if (room === true) {
+      sink.advance(bytes.bulkRow(action, view, sink.bytes, sink.at));
+      return undefined;
+    }
+    // The view is the walker's, which does not move on before this is written.
+    return room.then(() => sink.advance(bytes.bulkRow(action, view, sink.bytes, sink.at)));
+  }
+}
+
 export class OpFiles {
   private plan: ByteSink | null = null;
   private readonly lines = new PlanLines();
+  private readonly decoder = new OpPageDecoder();
+  private readonly bytes = new OpBytes();
+  private readonly bulkLine = new BulkBytesLine(this.bytes);
   private batcher: BulkBatcher;
   private planned = false;
 
@@ -44,13 +88,55 @@ export class OpFiles {
   }
 
   /**
-   * Returns a promise only when a file is opened, sealed or a full buffer handed to the disk.
+   * A page of operations from the planner. A page whose values are all ASCII
+   * and hold no secret (one search of the page's text) is written as bytes;
+   * any other page, and an operation too large for a buffer, as strings.
+   */
+  async addPage(page: OpPage): Promise<void> {
+    const mayHoldSecret = hasSecret(page.text);
+    if (mayHoldSecret || !this.bytes.load(page.text)) {
+      for (const row of this.decoder.rows(page)) {
+        const waiting = this.add(row, mayHoldSecret);
+        if (waiting) await waiting;
+      }
+      return;
+    }
+    for (const view of this.decoder.walk(page)) {
+      if (view.kind === "unchanged") continue;
+      if (this.o.planPath !== null) {
+        const waiting = this.planBytes(this.o.planPath, view, page.text);
+        if (waiting) await waiting;
+      }
+      const action = bulkAction(view.kind, view.action);
+      if (action === null) continue;
+      const waiting = this.batcher.row(action, view.columns, this.bulkLine.of(action, view, page.text));
+      if (waiting) await waiting;
+    }
+  }
+
+  private planBytes(planPath: string, view: OpView, text: string): Promise<void> | undefined {
+    this.planned = true;
+    if (!this.plan) return this.openPlan(planPath).then(() => this.planBytes(planPath, view, text));
+    const sink = this.plan;
+    const room = sink.room(this.bytes.planBound(view));
+    if (room === false) {
+      const row = viewRow(view, text);
+      return sink.write(this.lines.text(row, quoted(row), false));
+    }
+    if (room === true) {
+      sink.advance(this.bytes.plan(view, sink.bytes, sink.at));
+      return undefined;
+    }
+    return room.then(() => sink.advance(this.bytes.plan(view, sink.bytes, sink.at)));
+  }
+
+  /**
+   * One operation, as strings. Returns a promise only when a file is opened, sealed or a full buffer handed to the disk.
    * `mayHoldSecret` false: the values were tested for secrets together, and hold none.
    */
   add(row: OpRow, mayHoldSecret = true): Promise<void> | undefined {
     if (row.kind === "unchanged") return undefined;
-    const cells = new Array<string>(row.after.length);
-    for (let i = 0; i < cells.length; i++) cells[i] = csvCell(row.after[i] ?? "");
+    const cells = quoted(row);
     const planPath = this.o.planPath;
     const plan = planPath === null ? undefined : this.addPlan(planPath, this.lines.text(row, cells, mayHoldSecret));
     const bulk = this.batcher.add(row, cells);

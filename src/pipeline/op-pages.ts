@@ -110,35 +110,61 @@ export class OpPageEncoder {
   }
 }
 
-/** The receiving end: keeps the column lists it was sent, and reads pages back into rows. */
+/**
+ * One operation of a page by position, reused from one operation to the
+ * next: value k of the page is `text.slice(offsets[k], offsets[k + 1])`.
+ */
+export interface OpView {
+  kind: OpKind;
+  action: string | null;
+  columns: readonly string[];
+  offsets: Int32Array;
+  identifier: number;
+  /** -1: none. */
+  reason: number;
+  /** The first new value; the others follow, one per column. */
+  after: number;
+  /** The first old value, -1 when the operation has none. */
+  before: number;
+}
+
+/** The receiving end: keeps the column lists it was sent, and reads pages back. */
 export class OpPageDecoder {
   private readonly columns = new Map<number, readonly string[]>();
 
-  *rows(page: OpPage): Generator<OpRow> {
+  *walk(page: OpPage): Generator<OpView> {
     for (const { id, names } of page.columns) this.columns.set(id, names);
-    const { codes, lengths, text } = page;
-    let at = 0;
+    const { codes, lengths } = page;
+    const offsets = new Int32Array(lengths.length + 1);
+    for (let k = 0; k < lengths.length; k++) offsets[k + 1] = (offsets[k] ?? 0) + (lengths[k] ?? 0);
+    const view: OpView = { kind: "create", action: null, columns: [], offsets, identifier: 0, reason: -1, after: 0, before: -1 };
     let v = 0;
-    const next = (): string => {
-      const end = at + (lengths[v++] ?? 0);
-      const value = text.slice(at, end);
-      at = end;
-      return value;
-    };
-    const values = (n: number): string[] => {
-      const out = new Array<string>(n);
-      for (let i = 0; i < n; i++) out[i] = next();
-      return out;
-    };
     for (let c = 0; c < codes.length; c += 2) {
       const code = codes[c] ?? 0;
       const columns = this.columns.get(codes[c + 1] ?? -1);
       if (!columns) throw new Error(`op page: column list ${codes[c + 1]} was never sent`);
-      const identifier = next();
-      const reason = code & HAS_REASON ? next() : undefined;
-      const after = values(columns.length);
-      const before = code & HAS_BEFORE ? values(columns.length) : null;
-      yield { kind: KINDS[code & 7] ?? "create", action: ACTIONS[(code >> ACTION_SHIFT) & 15] ?? null, identifier, reason, columns, after, before };
+      view.kind = KINDS[code & 7] ?? "create";
+      view.action = ACTIONS[(code >> ACTION_SHIFT) & 15] ?? null;
+      view.columns = columns;
+      view.identifier = v++;
+      view.reason = code & HAS_REASON ? v++ : -1;
+      view.after = v;
+      v += columns.length;
+      view.before = code & HAS_BEFORE ? v : -1;
+      if (code & HAS_BEFORE) v += columns.length;
+      yield view;
     }
   }
+
+  *rows(page: OpPage): Generator<OpRow> {
+    for (const view of this.walk(page)) yield viewRow(view, page.text);
+  }
+}
+
+/** The operation a view shows, with its values as strings. */
+export function viewRow(view: OpView, text: string): OpRow {
+  const value = (k: number): string => text.slice(view.offsets[k], view.offsets[k + 1]);
+  const values = (first: number): string[] => view.columns.map((_, i) => value(first + i));
+  const { kind, action, columns } = view;
+  return { kind, action, identifier: value(view.identifier), reason: view.reason < 0 ? undefined : value(view.reason), columns, after: values(view.after), before: view.before < 0 ? null : values(view.before) };
 }

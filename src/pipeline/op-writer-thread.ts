@@ -1,7 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { adoptSecretValues, hasSecret } from "../secrets.js";
+import { adoptSecretValues } from "../secrets.js";
 import { OpFiles } from "./op-files.js";
-import { OpPageDecoder } from "./op-pages.js";
 import type { FromThread, OpThreadData, ToThread } from "./op-writer.js";
 
 /**
@@ -13,7 +12,6 @@ const port = parentPort;
 if (!port) throw new Error("op-writer-thread runs as a worker thread");
 const data = workerData as OpThreadData;
 adoptSecretValues(data.secrets);
-const decoder = new OpPageDecoder();
 const files = OpFiles.open(data.options);
 let failed = false;
 
@@ -23,12 +21,7 @@ async function handle(msg: ToThread): Promise<void> {
   const target = await files;
   if (msg.type === "page") {
     if (msg.secrets) adoptSecretValues(msg.secrets);
-    // One test of every value of the page at once: a secret across two values only costs the test per value.
-    const mayHoldSecret = hasSecret(msg.page.text);
-    for (const row of decoder.rows(msg.page)) {
-      const waiting = target.add(row, mayHoldSecret);
-      if (waiting) await waiting;
-    }
+    await target.addPage(msg.page);
     reply({ type: "done" });
   } else if (msg.type === "finish") {
     reply({ type: "finished", result: await target.finish() });

@@ -50,6 +50,67 @@ describe("op pages", () => {
   });
 });
 
+/** A small seeded generator: the same values on every run, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
+/** ASCII values with every character the quoting rule looks at, at either end and inside. */
+function asciiValue(next: () => number): string {
+  const pieces = ["a", "Z", "7", " ", "\t", "\v", "\f", "\r", "\n", '"', ",", ";", "\u0000", "\u001f", "~"];
+  const length = Math.floor(next() * 8);
+  let value = "";
+  for (let i = 0; i < length; i++) value += pieces[Math.floor(next() * pieces.length)] ?? "";
+  return value;
+}
+
+describe("OpFiles", () => {
+  it("writes a page as bytes exactly as it writes its operations as strings", async () => {
+    const next = random(20261125);
+    const planned: PlannedOp[] = [];
+    const fieldSets = [["title", "stock"], ["stock"], ["a,b", ' "q" '], ["description"]];
+    for (let i = 0; i < 4000; i++) {
+      const fields = fieldSets[Math.floor(next() * fieldSets.length)] ?? [];
+      const roll = next();
+      const value = (): string => (next() < 0.002 ? "x".repeat(40_000) + asciiValue(next) : asciiValue(next));
+      if (roll < 0.05) planned.push({ kind: "remove", action: "end", identifier: `R${i}`, line: null, changes: [] });
+      else if (roll < 0.1) planned.push({ kind: "skipped", action: null, identifier: asciiValue(next) || `S${i}`, line: i, changes: [], reason: asciiValue(next) });
+      else if (roll < 0.15) planned.push({ kind: "unchanged", action: null, identifier: `N${i}`, line: i, changes: [] });
+      else if (roll < 0.5) planned.push({ kind: "update", action: "edit", identifier: `U${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: next() < 0.3 ? null : value(), after: value() })) });
+      else planned.push({ kind: "create", action: "add", identifier: `C${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: null, after: value() })) });
+    }
+    const [asBytes, asStrings] = [folder(), folder()];
+    const options = (dir: string) => {
+      mkdirSync(path.join(dir, "bulk"));
+      return { bulkFolder: path.join(dir, "bulk"), identifierField: "sku", bulkRows: 300, planPath: path.join(dir, "plan.csv") };
+    };
+    const bytes = await OpFiles.open(options(asBytes));
+    const encoder = new OpPageEncoder();
+    for (const [i, op] of planned.entries()) {
+      encoder.add(op);
+      if (i % 250 === 249) await bytes.addPage(encoder.take());
+    }
+    await bytes.addPage(encoder.take());
+    const byteFiles = await bytes.finish();
+    const strings = await OpFiles.open(options(asStrings));
+    for (const op of planned) await strings.add(opRow(op));
+    const stringFiles = await strings.finish();
+
+    expect(byteFiles.files.map((f) => [f.name, f.rows])).toEqual(stringFiles.files.map((f) => [f.name, f.rows]));
+    expect(readFileSync(path.join(asBytes, "plan.csv"), "utf8")).toBe(readFileSync(path.join(asStrings, "plan.csv"), "utf8"));
+    expect(files(path.join(asBytes, "bulk"))).toEqual(files(path.join(asStrings, "bulk")));
+    // What the comparison rests on: quoted cells, doubled quotes, white space at the ends, values past a buffer.
+    const plan = readFileSync(path.join(asBytes, "plan.csv"), "utf8");
+    expect(plan).toMatch(/""/);
+    expect(plan).toMatch(/," [^"]*"|,"\t/);
+    expect(plan).toContain("x".repeat(40_000));
+  });
+});
+
 describe("OpWriter", () => {
   it("writes on its thread the very bytes the files are written with in process", async () => {
     const planned = ops(3000);
