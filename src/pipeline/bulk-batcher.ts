@@ -62,6 +62,8 @@ export class BulkBatcher {
     private readonly folder: string,
     private readonly identifierField: string,
     private readonly bulkRows: number,
+    /** ByteSink's `blocking`: on the writer thread. */
+    private readonly blocking = false,
   ) {}
 
   /**
@@ -113,7 +115,7 @@ export class BulkBatcher {
     this.count += 1;
     const name = `bulk-${this.count}.csv`;
     const file: BulkFile = { name, path: path.join(this.folder, name), action, columns, rows: 0 };
-    const sink = await ByteSink.open(file.path, { size: BUFFER_BYTES });
+    const sink = await ByteSink.open(file.path, { size: BUFFER_BYTES, blocking: this.blocking });
     await sink.write(csvLine(["action", this.identifierField, ...columns]));
     return { file, sink };
   }

@@ -11,7 +11,9 @@ import { PLAN_HEADER, PlanLines, type OpRow } from "./op-rows.js";
  * The files a product pass writes per operation: its bulk files and, in a
  * debug run, its lines of plan.csv. Each new value is quoted once for both.
  * plan.csv may already hold lines of an earlier pass of the same run: they
- * are appended to, and the header is written only into an empty file.
+ * are appended to, and the header is written only into an empty file. It
+ * runs on the OpWriter's thread, which does nothing else: its files are
+ * written with blocking writes.
  */
 export interface OpFilesOptions {
   bulkFolder: string;
@@ -79,7 +81,7 @@ export class OpFiles {
     /** The length of plan.csv before this pass: where a discarded plan is cut back to. */
     private readonly planStart: number,
   ) {
-    this.batcher = new BulkBatcher(o.bulkFolder, o.identifierField, o.bulkRows);
+    this.batcher = new BulkBatcher(o.bulkFolder, o.identifierField, o.bulkRows, true);
   }
 
   static async open(o: OpFilesOptions): Promise<OpFiles> {
@@ -151,7 +153,7 @@ export class OpFiles {
   }
 
   private async openPlan(planPath: string): Promise<ByteSink> {
-    const sink = await ByteSink.open(planPath, { append: true });
+    const sink = await ByteSink.open(planPath, { append: true, blocking: true });
     this.plan = sink;
     if (this.planStart === 0) await sink.write(PLAN_HEADER);
     return sink;
