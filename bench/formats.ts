@@ -12,7 +12,7 @@ import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openReader } from "../src/formats/index.js";
+import { eachRow, openReader } from "../src/formats/index.js";
 import { bareParse } from "./bare-parse.js";
 
 const COLUMNS = 15;
@@ -55,7 +55,7 @@ async function reader(path: string): Promise<number> {
   const accessors = Array.from({ length: COLUMNS }, (_, i) => r.accessor(`column_${i + 1}`));
   let rows = 0;
   let chars = 0;
-  for await (const row of r.rows()) {
+  for await (const row of eachRow(r)) {
     for (const get of accessors) chars += get?.(row)?.length ?? 0;
     rows++;
   }

@@ -33,7 +33,7 @@ import { parseAutomation } from "../src/definition/index.js";
 import { tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
-import { openReader } from "../src/formats/index.js";
+import { eachRow, openReader } from "../src/formats/index.js";
 import { ledgerKey } from "../src/pipeline/fetch.js";
 import { runAutomation, runFolder } from "../src/pipeline/run.js";
 import { SqliteStore } from "../src/state/sqlite.js";
@@ -123,7 +123,7 @@ async function floor(dataDir: string, file: string): Promise<number> {
   let ids: string[] = [];
   try {
     await reader.columns();
-    for await (const row of reader.rows()) {
+    for await (const row of eachRow(reader)) {
       rows++;
       ids.push(String((row.raw as string[])[0]));
       if (ids.length < 1000) continue;

@@ -1,5 +1,5 @@
 import { ConveyorError } from "../errors.js";
-import type { SourceRow } from "./types.js";
+import type { RecordReader, SourceRow } from "./types.js";
 
 /**
  * Rows produced in batches by a parser (one batch per decoded chunk), with the first rows
@@ -29,42 +29,30 @@ export class RowBatches {
   }
 
   /**
-   * A hand-written iterator rather than an async generator: a row already in a batch is handed
-   * over with one resolved promise, which keeps the per-row cost of a million-row file small.
+   * The rows a batch at a time, the buffered ones first: a consumer loops over
+   * a batch's rows without an await per row, which cost a million-row import
+   * 0.3 s of the main thread as a row-by-row async iterator.
    */
-  rows(signal?: AbortSignal): AsyncIterable<SourceRow> {
+  async *batches(signal?: AbortSignal): AsyncGenerator<readonly SourceRow[]> {
     if (this.started) throw new ConveyorError("internal", "The rows of a file can be read only once");
     this.started = true;
-    let batch: SourceRow[] = this.buffered.splice(0);
-    let index = 0;
-    const done: IteratorResult<SourceRow> = { done: true, value: undefined };
-    const pull = async (): Promise<IteratorResult<SourceRow>> => {
+    try {
+      const buffered = this.buffered.splice(0);
+      if (buffered.length) {
+        checkAbort(signal);
+        yield buffered;
+      }
       while (!this.ended) {
         checkAbort(signal);
         const next = await this.source.next();
         if (next.done) break;
-        if (!next.value.length) continue;
-        batch = next.value;
-        index = 1;
-        return { done: false, value: batch[0] as SourceRow };
+        if (next.value.length) yield next.value;
       }
       this.ended = true;
-      return done;
-    };
-    const iterator: AsyncIterator<SourceRow> = {
-      next: () => {
-        if (index < batch.length) {
-          if (index === 0 && signal?.aborted) return Promise.reject(canceled());
-          return Promise.resolve({ done: false, value: batch[index++] as SourceRow });
-        }
-        return pull();
-      },
-      return: async () => {
-        await this.close();
-        return done;
-      },
-    };
-    return { [Symbol.asyncIterator]: () => iterator };
+    } finally {
+      // A consumer that stopped early (a break, a cancel) lets the parser go.
+      if (!this.ended) await this.close();
+    }
   }
 
   async close(): Promise<void> {
@@ -79,4 +67,9 @@ function canceled(): ConveyorError {
 
 export function checkAbort(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw canceled();
+}
+
+/** The rows of a reader one at a time, for a consumer that has no use for batches. */
+export async function* eachRow(reader: Pick<RecordReader, "batches">, signal?: AbortSignal): AsyncGenerator<SourceRow> {
+  for await (const batch of reader.batches(signal)) yield* batch;
 }

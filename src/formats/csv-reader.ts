@@ -55,7 +55,7 @@ export async function openCsvReader(
       if (index === null) return null;
       return (row) => (row.raw as string[])[index];
     },
-    rows: (signal) => batches.rows(signal),
+    batches: (signal) => batches.batches(signal),
     close: async () => {
       await batches.close();
       await onClose();

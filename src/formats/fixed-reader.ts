@@ -67,7 +67,7 @@ export function openFixedReader(
         return raw.length <= start ? undefined : raw.slice(start, end).trim();
       };
     },
-    rows: (signal) => batches.rows(signal),
+    batches: (signal) => batches.batches(signal),
     close: async () => {
       await batches.close();
       await onClose();

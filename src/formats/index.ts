@@ -9,6 +9,7 @@ export type {
   WriteFormat,
   WriteOptions,
 } from "./types.js";
+export { eachRow } from "./batches.js";
 export { openReader } from "./open-reader.js";
 export { openWriter, writeFormat } from "./open-writer.js";
 export { detectFormat, type Detected } from "./detect.js";

@@ -218,7 +218,7 @@ export async function openJsonReader(
         return raw !== null && typeof raw === "object" ? jsonText((raw as Record<string, unknown>)[key]) : undefined;
       };
     },
-    rows: (signal) => batches.rows(signal),
+    batches: (signal) => batches.batches(signal),
     close: async () => {
       await batches.close();
       await onClose();

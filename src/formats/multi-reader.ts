@@ -23,7 +23,7 @@ export async function chainReaders(
       bulkFile: first.bulkFile,
       columns: () => first.columns(),
       accessor: (ref) => first.accessor(ref),
-      rows: (signal) => first.rows(signal),
+      batches: (signal) => first.batches(signal),
       close: async () => {
         await first.close();
         closeAll();
@@ -33,7 +33,7 @@ export async function chainReaders(
   const columns = await first.columns();
   let current: RecordReader | null = first;
 
-  async function* rows(signal?: AbortSignal): AsyncGenerator<SourceRow> {
+  async function* batches(signal?: AbortSignal): AsyncGenerator<readonly SourceRow[]> {
     for (let i = 0; i < openers.length; i++) {
       checkAbort(signal);
       const entry = names[i] ?? "";
@@ -52,9 +52,9 @@ export async function chainReaders(
           );
         }
       }
-      for await (const row of reader.rows(signal)) {
-        row.entry = entry;
-        yield row;
+      for await (const batch of reader.batches(signal)) {
+        for (const row of batch) row.entry = entry;
+        yield batch;
       }
       await reader.close();
       current = null;
@@ -66,7 +66,7 @@ export async function chainReaders(
     bulkFile: first.bulkFile,
     columns: async () => columns,
     accessor: (ref) => first.accessor(ref),
-    rows,
+    batches,
     close: async () => {
       await current?.close();
       closeAll();

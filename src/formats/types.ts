@@ -49,7 +49,8 @@ export interface RecordReader {
    * surrounding spaces. Ambiguous → ConveyorError header_mismatch; missing → null.
    */
   accessor(ref: FieldRef): Accessor | null;
-  rows(signal?: AbortSignal): AsyncIterable<SourceRow>;
+  /** The records, a batch at a time (`eachRow` gives them one by one). */
+  batches(signal?: AbortSignal): AsyncIterable<readonly SourceRow[]>;
   close(): Promise<void>;
 }
 

@@ -54,10 +54,9 @@ function problem(encoding: string): string {
  * decoder has replaced a byte, rows pass through untouched, at no cost.
  */
 export function markUndecodable(reader: RecordReader, stats: DecodeStats, encoding: string): RecordReader {
-  const mark = (result: IteratorResult<SourceRow>): IteratorResult<SourceRow> => {
-    const row = result.done ? undefined : result.value;
-    if (row && !row.error && holdsReplacement(row.raw, 0)) row.error = problem(encoding);
-    return result;
+  const mark = (batch: readonly SourceRow[]): readonly SourceRow[] => {
+    for (const row of batch) if (!row.error && holdsReplacement(row.raw, 0)) row.error = problem(encoding);
+    return batch;
   };
   return {
     format: reader.format,
@@ -65,13 +64,8 @@ export function markUndecodable(reader: RecordReader, stats: DecodeStats, encodi
     columns: () => reader.columns(),
     accessor: (ref) => reader.accessor(ref),
     close: () => reader.close(),
-    rows(signal) {
-      const inner = reader.rows(signal)[Symbol.asyncIterator]();
-      const iterator: AsyncIterator<SourceRow> = {
-        next: () => (stats.undecodable > 0 ? inner.next().then(mark) : inner.next()),
-        return: async () => (inner.return ? inner.return() : { done: true, value: undefined }),
-      };
-      return { [Symbol.asyncIterator]: () => iterator };
+    async *batches(signal) {
+      for await (const batch of reader.batches(signal)) yield stats.undecodable > 0 ? mark(batch) : batch;
     },
   };
 }

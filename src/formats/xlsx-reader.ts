@@ -135,7 +135,7 @@ export async function openXlsxReader(
         return index < cells.length ? cells[index] : index < width ? "" : undefined;
       };
     },
-    rows: (signal) => batches.rows(signal),
+    batches: (signal) => batches.batches(signal),
     close: async () => {
       await batches.close();
       input.destroy();

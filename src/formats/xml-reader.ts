@@ -222,7 +222,7 @@ export async function openXmlReader(
       const key = index === null ? ref : (columns[index] ?? ref);
       return (row) => (row.raw as Record<string, string>)[key];
     },
-    rows: (signal) => batches.rows(signal),
+    batches: (signal) => batches.batches(signal),
     close: async () => {
       await batches.close();
       await onClose();

@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ConveyorError } from "../errors.js";
-import { openReader, type SourceRow } from "../formats/index.js";
+import { eachRow, openReader, type SourceRow } from "../formats/index.js";
 import { applyProductFiles } from "./apply-products.js";
 import type { BulkFile } from "./bulk-batcher.js";
 import { ByteSink } from "./byte-sink.js";
@@ -77,7 +77,7 @@ async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: 
       });
     }
     const fields = columns.slice(2);
-    for await (const row of reader.rows(input.signal)) {
+    for await (const row of eachRow(reader, input.signal)) {
       rows++;
       const cells = row.raw as string[];
       const action = (cells[0] ?? "").trim().toLowerCase();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConveyorError } from "../../src/errors.js";
-import { openReader, widthProblem } from "../../src/formats/index.js";
+import { eachRow, openReader, widthProblem } from "../../src/formats/index.js";
 import { allRows, readRecords, tempDir, type TempDir } from "./helpers.js";
 
 let dir: TempDir;
@@ -130,7 +130,7 @@ describe("CSV reader", () => {
     const controller = new AbortController();
     controller.abort();
     await expect(async () => {
-      for await (const _row of reader.rows(controller.signal)) void _row;
+      for await (const _row of eachRow(reader, controller.signal)) void _row;
     }).rejects.toMatchObject({ code: "canceled" });
     await reader.close();
   });

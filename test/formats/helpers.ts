@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { openReader } from "../../src/formats/index.js";
+import { eachRow, openReader } from "../../src/formats/index.js";
 import type { ReadOptions, RecordReader, SourceRow } from "../../src/formats/index.js";
 
 export interface TempDir {
@@ -26,7 +26,7 @@ export async function tempDir(): Promise<TempDir> {
 
 export async function allRows(reader: RecordReader): Promise<SourceRow[]> {
   const rows: SourceRow[] = [];
-  for await (const row of reader.rows()) rows.push(row);
+  for await (const row of eachRow(reader)) rows.push(row);
   await reader.close();
   return rows;
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FileConfig } from "../../src/definition/types.js";
 import { ConveyorError } from "../../src/errors.js";
 import { widthProblem } from "../../src/formats/csv-reader.js";
+import { eachRow } from "../../src/formats/batches.js";
 import { openReader } from "../../src/formats/open-reader.js";
 import type { RecordReader, SourceRow } from "../../src/formats/types.js";
 import { createImportMapper, type FieldSource, type MapResult, type MappingConfig } from "../../src/mapping/index.js";
@@ -28,7 +29,7 @@ async function mapFile(name: string, content: string, config: MappingConfig, opt
   try {
     const mapper = await createImportMapper<SourceRow>(config, reader, { rowProblem: (row, columns) => widthProblem(columns, row) });
     const out: MapResult[] = [];
-    for await (const row of reader.rows()) out.push(mapper.map(row, row.line));
+    for await (const row of eachRow(reader)) out.push(mapper.map(row, row.line));
     return out;
   } finally {
     await reader.close();

@@ -1,7 +1,7 @@
 import { mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { parseAutomation, type Automation } from "../../../src/definition/index.js";
-import { openReader, type ReadOptions } from "../../../src/formats/index.js";
+import { eachRow, openReader, type ReadOptions } from "../../../src/formats/index.js";
 import { runAutomation } from "../../../src/pipeline/run.js";
 import type { Order } from "../../../src/service/index.js";
 import type { RunRecord } from "../../../src/state/index.js";
@@ -72,7 +72,7 @@ export async function readBack(file: string, options: ReadOptions = {}): Promise
     const columns = (await reader.columns()) ?? [];
     const getters = columns.map((c) => [c, reader.accessor(c)] as const);
     const out: Record<string, string>[] = [];
-    for await (const row of reader.rows()) {
+    for await (const row of eachRow(reader)) {
       const record: Record<string, string> = {};
       for (const [c, get] of getters) record[c] = get?.(row) ?? "";
       out.push(record);
