@@ -4,8 +4,8 @@ import type { Connector, RemoteFile } from "../../connectors/types.js";
 import { compileNamePattern, type FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { sleep } from "../retry.js";
-import { fileSha256 } from "../service/index.js";
 import type { LedgerEntry, StateStore } from "../state/index.js";
+import { downloadedSha256 } from "./file-hash.js";
 import { selectFiles, type SelectResult } from "./select.js";
 
 /**
@@ -116,7 +116,7 @@ export async function downloadFiles(connector: Pick<Connector, "download">, file
         hint: "The file may still be uploading or the transfer was cut; the next run tries again.",
       });
     }
-    const sha256 = fileSha256(localPath);
+    const sha256 = downloadedSha256(localPath);
     // Whoever records the file awaits the hash; a run that stops before then must not leave it unhandled.
     sha256.catch(() => undefined);
     out.push({ remote, localPath, size, sha256 });
