@@ -82,6 +82,10 @@ export function openDb(paths: ServicePaths): Db {
   // A job that was running when the process stopped is finished by nobody: say so.
   db.prepare("UPDATE bulk_jobs SET status='failed', error='the service stopped while the job ran; upload it again' WHERE status IN ('queued','running')").run();
   db.prepare("UPDATE exports SET status='failed', error='the service stopped while the export ran; start it again' WHERE status IN ('queued','running')").run();
+  // The first commit into a new write-ahead log syncs its header, and on ext4 that sync waits for every dirty
+  // page of the file system: a run's first export, right after the download wrote a 365 MB feed, stalled
+  // the run 0.2 to 0.3 s on it. Committed now, while there is little to wait for.
+  db.prepare("INSERT INTO meta (key, value) VALUES ('opened', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(sqlTime());
   return db;
 }
 
