@@ -120,6 +120,16 @@ export interface ByteSinkOptions {
   blocking?: boolean;
 }
 
+/** A line a sink writes as bytes into its own buffer (ByteSink.place). */
+export interface PlacedLine {
+  /** The most bytes `put` writes. */
+  bound(): number;
+  /** Writes the line into `dst` at `at`; returns where it ended. */
+  put(dst: Buffer, at: number): number;
+  /** The line as text, for when its bytes could never fit a buffer. */
+  text(): string;
+}
+
 /**
  * A text file written through a byte buffer: each piece of text is encoded
  * into the buffer as it comes, so it dies young, and a full buffer goes to
@@ -162,27 +172,18 @@ export class ByteSink {
   }
 
   /**
-   * Writing bytes in place: `room` makes space for up to `bytes` more in the
-   * buffer (handing a full one to the disk first: a promise only when the
-   * disk is behind; false when they could never fit), the caller writes into
-   * `bytes` from `at`, then `advance`s to where it stopped.
+   * Writes `line` straight into the buffer, handing a full one to the disk
+   * first (a promise only when the disk is behind); a line whose bound could
+   * never fit a buffer goes as its text. The caller keeps `line` as it is
+   * until the promise settles.
    */
-  room(bytes: number): Promise<void> | boolean {
-    if (bytes > this.size) return false;
-    if (this.used + bytes <= this.size) return true;
-    return this.flush() ?? true;
-  }
-
-  get bytes(): Buffer {
-    return this.buffer;
-  }
-
-  get at(): number {
-    return this.used;
-  }
-
-  advance(to: number): void {
-    this.used = to;
+  place(line: PlacedLine): Promise<void> | undefined {
+    const bytes = line.bound();
+    if (bytes > this.size) return this.write(line.text());
+    const flushed = this.used + bytes > this.size ? this.flush() : undefined;
+    if (flushed) return flushed.then(() => void (this.used = line.put(this.buffer, this.used)));
+    this.used = line.put(this.buffer, this.used);
+    return undefined;
   }
 
   private flush(): Promise<void> | undefined {

@@ -1,10 +1,10 @@
-import { mkdir, writeFile, copyFile, link, stat } from "node:fs/promises";
+import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
-import { opRow, PLAN_HEADER, PlanLines } from "./op-rows.js";
+import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
 import type { PlannedOp } from "./plan.js";
 
 /**
@@ -59,12 +59,9 @@ export class DebugFiles {
   }
 
   private async openPlan(): Promise<ByteSink> {
-    const file = path.join(this.folder, "plan.csv");
-    const empty = await stat(file).then((s) => s.size === 0, () => true);
-    const sink = await ByteSink.open(file, { append: true });
+    const sink = await openPlanFile(path.join(this.folder, "plan.csv"));
     this.plan = sink;
     this.names.add("plan.csv");
-    if (empty) await sink.write(PLAN_HEADER);
     return sink;
   }
 

@@ -1,11 +1,11 @@
 import { stat, truncate } from "node:fs/promises";
 import { hasSecret } from "../secrets.js";
 import { bulkAction, BulkBatcher, bulkLine, type BulkFile, type RowLine } from "./bulk-batcher.js";
-import { ByteSink } from "./byte-sink.js";
+import type { ByteSink, PlacedLine } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import { OpBytes } from "./op-bytes.js";
 import { OpPageDecoder, viewRow, type OpPage, type OpView } from "./op-pages.js";
-import { PLAN_HEADER, PlanLines, type OpRow } from "./op-rows.js";
+import { openPlanFile, PlanLines, type OpRow } from "./op-rows.js";
 
 /**
  * The files a product pass writes per operation: its bulk files and, in a
@@ -35,35 +35,81 @@ function quoted(row: OpRow): string[] {
   return cells;
 }
 
-/** The data row of one operation for BulkBatcher, reused from one operation to the next: as bytes, or as a string where the bytes do not fit a buffer. */
-class BulkBytesLine implements RowLine {
-  private action = "";
-  private view: OpView | null = null;
-  private text = "";
+/**
+ * One operation of a page, placed as bytes into a sink; reused from one
+ * operation to the next (the walker's view does not move on before it is
+ * written). Its text, where the bytes could never fit a buffer.
+ */
+abstract class ViewLine implements PlacedLine {
+  protected view: OpView | null = null;
+  protected pageText = "";
 
-  constructor(private readonly bytes: OpBytes) {}
+  constructor(protected readonly bytes: OpBytes) {}
 
-  of(action: string, view: OpView, text: string): this {
-    this.action = action;
+  protected row(): OpRow | null {
+    return this.view && viewRow(this.view, this.pageText);
+  }
+
+  abstract bound(): number;
+  abstract put(dst: Buffer, at: number): number;
+  abstract text(): string;
+}
+
+/** An operation's lines of plan.csv. */
+class PlanBytesLine extends ViewLine {
+  constructor(
+    bytes: OpBytes,
+    private readonly lines: PlanLines,
+  ) {
+    super(bytes);
+  }
+
+  of(view: OpView, pageText: string): this {
     this.view = view;
-    this.text = text;
+    this.pageText = pageText;
     return this;
   }
 
+  bound(): number {
+    return this.view ? this.bytes.planBound(this.view) : 0;
+  }
+
+  put(dst: Buffer, at: number): number {
+    return this.view ? this.bytes.plan(this.view, dst, at) : at;
+  }
+
+  text(): string {
+    const row = this.row();
+    return row ? this.lines.text(row, quoted(row), false) : "";
+  }
+}
+
+/** An operation's data row of a bulk file, for BulkBatcher. */
+class BulkBytesLine extends ViewLine implements RowLine {
+  private action = "";
+
+  of(action: string, view: OpView, pageText: string): this {
+    this.action = action;
+    this.view = view;
+    this.pageText = pageText;
+    return this;
+  }
+
+  bound(): number {
+    return this.view ? this.bytes.bulkBound(this.action, this.view) : 0;
+  }
+
+  put(dst: Buffer, at: number): number {
+    return this.view ? this.bytes.bulkRow(this.action, this.view, dst, at) : at;
+  }
+
+  text(): string {
+    const row = this.row();
+    return row ? bulkLine(this.action, row.identifier, quoted(row)) : "";
+  }
+
   writeTo(sink: ByteSink): Promise<void> | undefined {
-    const { action, view, bytes } = this;
-    if (!view) return undefined;
-    const room = sink.room(bytes.bulkBound(action, view));
-    if (room === false) {
-      const row = viewRow(view, this.text);
-      return sink.write(bulkLine(action, row.identifier, quoted(row)));
-    }
-    if (room === true) {
-      sink.advance(bytes.bulkRow(action, view, sink.bytes, sink.at));
-      return undefined;
-    }
-    // The view is the walker's, which does not move on before this is written.
-    return room.then(() => sink.advance(bytes.bulkRow(action, view, sink.bytes, sink.at)));
+    return sink.place(this);
   }
 }
 
@@ -73,6 +119,7 @@ export class OpFiles {
   private readonly decoder = new OpPageDecoder();
   private readonly bytes = new OpBytes();
   private readonly bulkLine = new BulkBytesLine(this.bytes);
+  private readonly planLine = new PlanBytesLine(this.bytes, this.lines);
   private batcher: BulkBatcher;
   private planned = false;
 
@@ -119,17 +166,7 @@ export class OpFiles {
   private planBytes(planPath: string, view: OpView, text: string): Promise<void> | undefined {
     this.planned = true;
     if (!this.plan) return this.openPlan(planPath).then(() => this.planBytes(planPath, view, text));
-    const sink = this.plan;
-    const room = sink.room(this.bytes.planBound(view));
-    if (room === false) {
-      const row = viewRow(view, text);
-      return sink.write(this.lines.text(row, quoted(row), false));
-    }
-    if (room === true) {
-      sink.advance(this.bytes.plan(view, sink.bytes, sink.at));
-      return undefined;
-    }
-    return room.then(() => sink.advance(this.bytes.plan(view, sink.bytes, sink.at)));
+    return this.plan.place(this.planLine.of(view, text));
   }
 
   /**
@@ -153,9 +190,8 @@ export class OpFiles {
   }
 
   private async openPlan(planPath: string): Promise<ByteSink> {
-    const sink = await ByteSink.open(planPath, { append: true, blocking: true });
+    const sink = await openPlanFile(planPath, { blocking: true });
     this.plan = sink;
-    if (this.planStart === 0) await sink.write(PLAN_HEADER);
     return sink;
   }
 

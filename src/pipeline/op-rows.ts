@@ -1,4 +1,6 @@
+import { stat } from "node:fs/promises";
 import { hasSecret, maskSecrets } from "../secrets.js";
+import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
 import type { OpKind, PlannedOp } from "./plan.js";
 
@@ -26,6 +28,14 @@ export function opRow(op: PlannedOp): OpRow {
 }
 
 export const PLAN_HEADER = "operation,action,identifier,field,before,after\r\n";
+
+/** plan.csv opened to append to (an earlier pass of the run may have written lines), its header written into a new or empty file. */
+export async function openPlanFile(file: string, options: { blocking?: boolean } = {}): Promise<ByteSink> {
+  const empty = await stat(file).then((s) => s.size === 0, () => true);
+  const sink = await ByteSink.open(file, { append: true, ...options });
+  if (empty) await sink.write(PLAN_HEADER);
+  return sink;
+}
 
 /**
  * The lines of plan.csv (runs.md, "Debug mode"): one per changed field, or
