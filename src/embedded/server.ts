@@ -1,7 +1,8 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import { registerAuth, type Account } from "./auth.js";
+import { newFastify } from "./fastify.js";
 import { HttpError, isV1, sendError, v1Failure, v3Error, validationFailure } from "./envelopes.js";
 import type { RateLimits } from "./throttle.js";
 import { Throttle } from "./throttle.js";
@@ -22,7 +23,7 @@ const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
  */
 export async function buildServer(ctx: ServiceContext, account: Account, limits: RateLimits): Promise<FastifyInstance> {
   // Path values are searches and order keys (a channel of 50 and an order number of 100 characters): Fastify's 100 is too short.
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024, routerOptions: { maxParamLength: 2048 } });
+  const app = newFastify({ logger: false, bodyLimit: 64 * 1024 * 1024, routerOptions: { maxParamLength: 2048 } });
 
   // DELETE and PATCH bodies are optional: an empty JSON body is an empty object, not an error.
   app.removeContentTypeParser("application/json");

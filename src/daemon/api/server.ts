@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { newFastify } from "../../embedded/fastify.js";
 import { HttpError, sendError, v3Error, validationFailure } from "../../embedded/envelopes.js";
 import { Throttle, type RateLimits } from "../../embedded/throttle.js";
 import { maskSecrets } from "../../secrets.js";
@@ -19,7 +20,7 @@ export const API_LIMITS: RateLimits = { read: 300, write: 60, options: 300 };
  * response carries the four rate-limit headers, a 401 too), then auth.
  */
 export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024 });
+  const app = newFastify({ logger: false, bodyLimit: 8 * 1024 * 1024 });
   // An empty PATCH or DELETE body is an empty object, not an error.
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
