@@ -237,6 +237,9 @@ async function judged(dataDir: string, feed: string): Promise<[PhaseResult, Phas
     bares.push(await measure("bare", dataDir, feed));
     const first = await measure("first", dataDir, feed);
     firsts.push(first);
+    // Each turn's own ratio shows how far the machine's speed moved between turns.
+    const bare = bares[bares.length - 1];
+    if (bare) console.log(`turn ${i + 1}: ${(first.rowsPerSecond / bare.rowsPerSecond).toFixed(2)}x bare`);
     if (i < REPEATS - 1 && first.runId) await rm(runFolder(dataDir, first.runId), { recursive: true, force: true });
   }
   return [median(bares), median(firsts)];
