@@ -10,7 +10,7 @@ export { compileValueDefaults, compileValueMap, type ValueDefaults, type ValueMa
 export { compileExpression, formatNumber, roundTo, type CompiledExpression } from "./calculate.js";
 export { ACTION_FUNCTIONS, canonicalFunction } from "./action-functions.js";
 export { actionWrites, compileActions, type CompiledActions } from "./actions.js";
-export { createImportMapper, type ImportMapper, type ImportMapperOptions, type ServiceActionResult } from "./mapper.js";
+export { createImportMapper, mappedFields, type ImportMapper, type ImportMapperOptions, type ServiceActionResult } from "./mapper.js";
 export { createExportMapper, type ExportMapper, type ExportMapperOptions, type ExportResult } from "./export-mapper.js";
 export { ADDRESS_FIELDS, ORDER_STATUSES, OrderGrouper, PAYMENT_STATUSES, SHIPPING_STATUSES, checkOrderFields, checkOrderValues, type OrderDraft, type ShipmentDraft } from "./orders.js";
 export { IdentifierSet, ADDED, REPEATED, NOT_KEPT, type AddResult } from "./dedupe.js";

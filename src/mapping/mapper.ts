@@ -88,6 +88,21 @@ function compileFieldRun<Row>(config: MappingConfig, known: Set<string>, header:
   return out;
 }
 
+/**
+ * Every field a mapped record of `config` may carry, in the order of
+ * `ImportMapper.fields`: field_map, field_run, value_map_default, then what
+ * the actions write. Known from the definition alone, before any file is
+ * read, so a run can ask the service for its scope while the file downloads.
+ */
+export function mappedFields(config: MappingConfig): string[] {
+  const known = new Set<string>(Object.keys(config.field_map));
+  for (const field of Object.keys(config.field_run ?? {})) known.add(field);
+  for (const field of Object.keys(config.value_map_default ?? {})) known.add(field);
+  for (const field of actionWrites(config.vendor_actions)) known.add(field);
+  for (const field of actionWrites(config.service_actions)) known.add(field);
+  return [...known];
+}
+
 export async function createImportMapper<Row extends RowLike>(config: MappingConfig, source: FieldSource<Row>, options: ImportMapperOptions<Row> = {}): Promise<ImportMapper<Row>> {
   const header = await bindFieldMap(config.field_map, source);
   const known = new Set<string>(header.fields);
@@ -138,7 +153,8 @@ export async function createImportMapper<Row extends RowLike>(config: MappingCon
 
   return {
     identifier,
-    fields: [...known],
+    // The header check passed, so the bound fields are field_map's, and the list is the one known beforehand.
+    fields: mappedFields(config),
     header,
     hasServiceActions: !service.empty,
     map(row: Row, line: number): MapResult {

@@ -36,11 +36,12 @@ export async function runBulkFilePass(input: ProductPassInput): Promise<ProductP
   const errorsBefore = counts.row_errors;
   const folder = path.join(input.workDir, "bulk");
   await mkdir(folder, { recursive: true });
+  const files = await input.files;
   input.onStage?.("read", 0);
   const cutter = new BulkCutter(folder, input.bulkRows);
   let rows = 0;
   try {
-    for (const file of input.files) rows += await readBulkFile(input, file, cutter);
+    for (const file of files) rows += await readBulkFile(input, file, cutter);
   } finally {
     await cutter.close();
   }

@@ -82,6 +82,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
     if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line: line ?? 0, message }));
   };
 
+  const files = await input.files;
   input.onStage?.("read", 0);
   const grouper = new OrderGrouper();
   // Orders the feed names but that are not planned (skipped, or every row failed): never archived.
@@ -89,7 +90,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   const read = await readAndMap({
     automation: input.automation,
     config,
-    files: input.files,
+    files,
     debug: input.debug,
     sink: {
       record: async (identifier, line, values, ignored) => {

@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Automation, FileConfig } from "../definition/index.js";
 import type { SourceRow } from "../formats/index.js";
-import type { ImportMapper } from "../mapping/index.js";
+import { mappedFields, type ImportMapper } from "../mapping/index.js";
 import { parseSearch, searchFields } from "../search/index.js";
 import type { RunCounts, StateStore } from "../state/index.js";
 import type { ServiceClient } from "../service/index.js";
@@ -18,7 +18,7 @@ import type { ProductAction, ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
 import { QUIET_DEBUG, readAndMap } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
-import { readProductScope, scopeFields } from "./scope.js";
+import { scopeFields, startProductScope } from "./scope.js";
 import { WorkDb } from "./workdb.js";
 
 /**
@@ -31,7 +31,8 @@ export interface ProductPassInput {
   automation: Automation;
   config: FileConfig;
   snapshotKey: string;
-  files: readonly FetchedFile[];
+  /** The downloads under way: a product pass reads its scope meanwhile. */
+  files: Promise<readonly FetchedFile[]>;
   workDir: string;
   debug: DebugFiles;
   client: ServiceClient;
@@ -81,8 +82,8 @@ function serviceActionFields(config: FileConfig): string[] {
 const PAGE = 250;
 
 /**
- * One streaming pass: the scope is read once the first header is checked,
- * then each page of mapped records is planned and written as the feed is
+ * One streaming pass: the scope is read while the files download (its fields
+ * come from the definition), the first header is checked, then each page of mapped records is planned and written as the feed is
  * read, with no copy of the feed in the work database. The identifiers seen
  * go to a RepeatFinder (a fixed-size hash set, then files); a feed that
  * repeats one (the last row wins, in its later position) is read a second
@@ -96,18 +97,20 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
   const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
+  const scope = startProductScope(input.client, config, scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
   try {
+    const files = await input.files;
     input.onStage?.("read", 0);
     const plan = planConfig(config);
     let scopeSize = 0;
-    // Set once the first header is checked and the scope read (a closure assigns it, so a holder).
+    // Set once the first header is checked and the scope is in (a closure assigns it, so a holder).
     const current: { planner: ProductPlanner | null } = { planner: null };
     let page: PlannerRow[] = [];
     let repeated = false;
     const read = await readAndMap({
       automation: input.automation,
       config,
-      files: input.files,
+      files,
       debug: input.debug,
       beforeRows: async (mapper) => {
         if (current.planner) {
@@ -118,7 +121,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
           return;
         }
         input.onStage?.("scope", 0);
-        scopeSize = await readProductScope(input.client, config, scopeFields(config, mapper.fields, serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
+        scopeSize = await scope.size;
         current.planner = new ProductPlanner(plannerOptions(input, plan, work, output, scopeSize), mapper);
         input.onStage?.("plan", 0);
       },
@@ -156,7 +159,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     if (!read.mapper || !current.planner) return { guard: null, apply: null, bulkFiles: [] };
     let done = current.planner;
     if (repeated) {
-      done = await planAgain(input, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
+      done = await planAgain(input, files, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
       counts.merged += work.mergedRows;
     } else if (page.length) await done.page(page);
     page = [];
@@ -200,6 +203,8 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     await commitSnapshot(input, work, apply, bulkFiles);
     return { guard: null, apply, bulkFiles };
   } finally {
+    // A pass that failed before planning (a download, a header) must not close the work database under the scope read.
+    await scope.stop();
     await output.close();
     repeats.close();
     work.close();
@@ -216,13 +221,13 @@ function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: 
  * first time) into the work database, where the last row of an identifier
  * replaces the earlier ones, and planned from there in file order.
  */
-async function planAgain(input: ProductPassInput, work: WorkDb, output: OpWriter, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
+async function planAgain(input: ProductPassInput, files: readonly FetchedFile[], work: WorkDb, output: OpWriter, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
   await output.discard();
   work.resetPlan();
   await readAndMap({
     automation: input.automation,
     config: input.config,
-    files: input.files,
+    files,
     debug: QUIET_DEBUG,
     sink: { record: (id, line, values, ignored) => work.addIncoming(id, line, values, ignored) },
     now: input.now,

@@ -48,18 +48,25 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
   let applyError: ConveyorError | null = null;
   // The files' hashes, computed while the passes read them: the record has them all before the run ends.
   const hashes: Array<Promise<unknown>> = [];
+  const downloads: Array<Promise<unknown>> = [];
   try {
     for (const [index, config] of automation.file_configs.entries()) {
       ctx.stage("fetch");
-      const files = await source.fetch(config, index);
-      if (files.length === 0) continue;
+      const chosen = await source.choose(config, index);
+      if (chosen.length === 0) continue;
       foundAny = true;
-      for (const f of files) {
-        const entry: RunFile = { name: f.remote.name, size: f.size, sha256: "", modified: f.remote.modified ? f.remote.modified.toISOString() : null };
-        recorder.addFile(entry);
-        hashes.push(f.sha256.then((sha256) => (entry.sha256 = sha256)));
-        await ctx.debug.addSource(f.localPath, f.remote.name);
-      }
+      // The pass awaits the download, and a product pass reads its scope meanwhile.
+      const files = source.download(index, chosen).then(async (fetched) => {
+        for (const f of fetched) {
+          const entry: RunFile = { name: f.remote.name, size: f.size, sha256: "", modified: f.remote.modified ? f.remote.modified.toISOString() : null };
+          recorder.addFile(entry);
+          hashes.push(f.sha256.then((sha256) => (entry.sha256 = sha256)));
+          await ctx.debug.addSource(f.localPath, f.remote.name);
+        }
+        return fetched;
+      });
+      // The pass sees the error; a pass that fails before it awaits the files must not leave it unhandled.
+      downloads.push(files.catch(() => undefined));
       const runPass = config.bulk_file ? runBulkFilePass : automation.type === "orders" ? runOrderPass : runProductPass;
       const before = { ...recorder.counts };
       const pass = await runPass({
@@ -89,9 +96,10 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         break;
       }
       // A file of which nothing could be applied stays where it is, unrecorded: the next run tries it again.
-      if (!failedThrough(before, recorder.counts)) await source.finish(config, index, files);
+      if (!failedThrough(before, recorder.counts)) await source.finish(config, index, await files);
     }
   } finally {
+    await Promise.all(downloads);
     await Promise.allSettled(hashes);
     recorder.noteConnection(source.facts());
     await logs.flush();

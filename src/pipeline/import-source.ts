@@ -1,6 +1,6 @@
 import path from "node:path";
 import { createConnector } from "../../connectors/index.js";
-import type { Connector } from "../../connectors/types.js";
+import type { Connector, RemoteFile } from "../../connectors/types.js";
 import type { FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { connectorContext } from "./connector-context.js";
@@ -14,7 +14,10 @@ import { checkLocalFiles, copyLocalFile, localFilesFor, localListing } from "./l
  * `conveyor run --file`, which are read as they are and left alone.
  */
 export interface ImportSource {
-  fetch(config: FileConfig, index: number): Promise<FetchedFile[]>;
+  /** The files a config takes this run (none: nothing to do); a missing required file fails here. */
+  choose(config: FileConfig, index: number): Promise<readonly RemoteFile[]>;
+  /** Into the run's work folder, each with its size; its SHA-256 follows. */
+  download(index: number, files: readonly RemoteFile[]): Promise<FetchedFile[]>;
   /** After a live pass applied the files without a fatal error. */
   finish(config: FileConfig, index: number, files: readonly FetchedFile[]): Promise<void>;
   /** What the connection learned that the run records (an accepted host key). */
@@ -28,7 +31,8 @@ export async function openImportSource(ctx: ImportContext): Promise<ImportSource
     const listing = await localListing(given);
     checkLocalFiles(ctx.automation.file_configs, listing);
     return {
-      fetch: (config, index) => downloadFiles({ download: copyLocalFile }, localFilesFor(config, listing), downloadFolder(ctx, index)),
+      choose: async (config) => localFilesFor(config, listing),
+      download: (index, files) => downloadFiles({ download: copyLocalFile }, files, downloadFolder(ctx, index)),
       finish: async () => undefined,
       facts: () => ({}),
       close: async () => undefined,
@@ -43,7 +47,8 @@ export async function openImportSource(ctx: ImportContext): Promise<ImportSource
   }
   const connector = createConnector(connection, await connectorContext(ctx.env, ctx.options, ctx.now));
   return {
-    fetch: (config, index) => fetchFromConnection(ctx, connector, config, index),
+    choose: (config, index) => chooseFromConnection(ctx, connector, config, index),
+    download: (index, files) => downloadFiles(connector, files, downloadFolder(ctx, index)),
     finish: (config, index, files) => finishFiles(ctx, connector, config, index, files),
     facts: () => connector.facts?.() ?? {},
     close: () => connector.close().catch(() => undefined),
@@ -54,7 +59,7 @@ function downloadFolder(ctx: ImportContext, index: number): string {
   return path.join(ctx.workDir, `config-${index + 1}`, "download");
 }
 
-async function fetchFromConnection(ctx: ImportContext, connector: Connector, config: FileConfig, index: number): Promise<FetchedFile[]> {
+async function chooseFromConnection(ctx: ImportContext, connector: Connector, config: FileConfig, index: number): Promise<readonly RemoteFile[]> {
   const chosen = await chooseFiles({
     connector,
     config,
@@ -73,7 +78,7 @@ async function fetchFromConnection(ctx: ImportContext, connector: Connector, con
     ctx.recorder.noteIdle(`file_configs[${index}]: ${describeNothing(chosen, config)}`);
     return [];
   }
-  return downloadFiles(connector, chosen.picked, downloadFolder(ctx, index));
+  return chosen.picked;
 }
 
 /** Ledger and after_import, only for files a live run applied without a fatal error. */

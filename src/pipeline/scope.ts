@@ -47,3 +47,31 @@ export async function readProductScope(
   }
   return total;
 }
+
+/** A scope read under way: the planner awaits `size`; a pass that ends before then stops it. */
+export interface ScopeRead {
+  readonly fields: string[] | null;
+  readonly size: Promise<number>;
+  /** Cancels the read if it still runs, and waits until it no longer writes to the work database. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the scope read before the file is read: its fields are known from the
+ * definition (mappedFields), so the export runs while the file downloads, and
+ * a large scope or a slow download no longer waits for the other.
+ */
+export function startProductScope(client: ServiceClient, config: FileConfig, fields: string[] | null, work: WorkDb, signal?: AbortSignal): ScopeRead {
+  const controller = new AbortController();
+  const size = readProductScope(client, config, fields, work, signal ? AbortSignal.any([signal, controller.signal]) : controller.signal);
+  // The planner awaits it and sees its error; until then it must not count as unhandled.
+  size.catch(() => undefined);
+  return {
+    fields,
+    size,
+    stop: async () => {
+      controller.abort();
+      await size.catch(() => undefined);
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConveyorError } from "../../src/errors.js";
-import { createImportMapper, type MapResult, type MappingConfig } from "../../src/mapping/index.js";
+import { createImportMapper, mappedFields, type MapResult, type MappingConfig } from "../../src/mapping/index.js";
 import { row, tableSource, type TestRow } from "./source.js";
 
 const columns = ["SKU", "Qty", "Cost", "Brand", "Model", "Avail"];
@@ -16,6 +16,21 @@ function ok(result: MapResult): Record<string, string> {
 }
 
 describe("import mapper", () => {
+  it("knows every field a record may carry from the definition alone, in the mapper's order", async () => {
+    const config: MappingConfig = {
+      identifier: "guid",
+      field_map: { guid: "SKU", stock: "Avail" },
+      field_run: { title: "{{Brand}} {{Model}}", stock: "{{stock}}" },
+      value_map_default: { shipcarrier: "UPS", guid: "none" },
+      vendor_actions: [{ functions: [{ name: "calculate", arg: { price: "stock * 2" } }] }],
+      service_actions: [{ functions: [{ name: "calculate", arg: { cost: "price / 2" } }] }],
+    };
+    // The scope is asked for with these before any file is read; the mapper bound to the file must carry the same.
+    expect(mappedFields(config)).toEqual(["guid", "stock", "title", "shipcarrier", "price", "cost"]);
+    const mapper = await createImportMapper<TestRow>(config, tableSource(columns));
+    expect(mapper.fields).toEqual(mappedFields(config));
+  });
+
   it("runs field_map → field_run → value_map → value_map_default → vendor_actions in that order", async () => {
     const config: MappingConfig = {
       identifier: "guid",
