@@ -83,11 +83,12 @@ const PAGE = 250;
 
 /**
  * One streaming pass: the scope is read while the files download (its fields
- * come from the definition), the first header is checked, then each page of mapped records is planned and written as the feed is
- * read, with no copy of the feed in the work database. The identifiers seen
- * go to a RepeatFinder (a fixed-size hash set, then files); a feed that
- * repeats one (the last row wins, in its later position) is read a second
- * time through the work database, which settles every duplicate exactly.
+ * come from the definition), the first header is checked, then each page of
+ * mapped records is planned and written as the feed is read, with no copy
+ * of the feed in the work database. The identifiers seen go to a
+ * RepeatFinder (a fixed-size hash set, then files); a feed that repeats one
+ * (the last row wins, in its later position) is read a second time through
+ * the work database, which settles every duplicate exactly.
  */
 export async function runProductPass(input: ProductPassInput): Promise<ProductPassResult> {
   const { config, counts } = input;

@@ -50,7 +50,6 @@ export async function readProductScope(
 
 /** A scope read under way: the planner awaits `size`; a pass that ends before then stops it. */
 export interface ScopeRead {
-  readonly fields: string[] | null;
   readonly size: Promise<number>;
   /** Cancels the read if it still runs, and waits until it no longer writes to the work database. */
   stop(): Promise<void>;
@@ -67,7 +66,6 @@ export function startProductScope(client: ServiceClient, config: FileConfig, fie
   // The planner awaits it and sees its error; until then it must not count as unhandled.
   size.catch(() => undefined);
   return {
-    fields,
     size,
     stop: async () => {
       controller.abort();
