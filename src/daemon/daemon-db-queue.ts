@@ -40,7 +40,6 @@ export class SqliteQueueJournal implements QueueJournal {
       if (run && run.id === row.id && !Number.isNaN(Date.parse(row.enqueued))) entries.push({ run, enqueued: row.enqueued });
       else unreadable.push(row.id);
     }
-    for (const id of unreadable) this.remove(id);
     return { entries, unreadable };
   }
 }

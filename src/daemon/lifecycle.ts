@@ -54,7 +54,7 @@ export interface QueueRecovery {
   interrupted: RunRecord[];
   /** The journal's runs that never started, to queue again in this order. */
   requeue: JournalEntry[];
-  /** Ids of journal rows that no longer parse (removed). */
+  /** Ids of journal rows that no longer parse, removed from the journal. */
   unreadable: string[];
 }
 
@@ -68,6 +68,7 @@ export interface QueueRecovery {
  */
 export async function recoverQueue(store: Pick<StateStore, "getRun" | "markInterrupted">, journal: QueueJournal, staleBefore: Date): Promise<QueueRecovery> {
   const { entries, unreadable } = journal.list();
+  for (const id of unreadable) journal.remove(id);
   const requeue: JournalEntry[] = [];
   const started: string[] = [];
   for (const entry of entries) {

@@ -13,7 +13,7 @@ export interface QueueJournal {
   /** Keeps the run; throws when it cannot, so the request is refused rather than answered and lost. */
   add(run: QueuedRun, enqueued: string): void;
   remove(id: string): void;
-  /** The runs kept, in the order they were queued; rows that no longer parse are removed and named in `unreadable`. */
+  /** The runs kept, in the order they were queued; rows that no longer parse are named in `unreadable`. */
   list(): { entries: JournalEntry[]; unreadable: string[] };
 }
 
