@@ -5,7 +5,7 @@ import { isPostgresUrl, PostgresStore, type StateStore } from "../state/index.js
 import { PgDaemonDb } from "./daemon-db-pg.js";
 import { SqliteDaemonDb } from "./daemon-db-sqlite.js";
 import type { DefinitionStore } from "./definitions-store.js";
-import type { QueueJournal } from "./queue-journal.js";
+import type { QueueJournal } from "./daemon-db-queue.js";
 
 /*
  * The daemon's own tables: accounts, automation definitions, alert
@@ -13,7 +13,7 @@ import type { QueueJournal } from "./queue-journal.js";
  * the same database: the SQLite file of the data folder, or the PostgreSQL
  * schema every daemon of a cluster shares, so the automations API answers the
  * same from any of them. Every method is async so both fit, except those of
- * the SQLite-only queue journal (queue-journal.ts says why).
+ * the SQLite-only queue journal (daemon-db-queue.ts says why).
  */
 
 export interface AccountRow {

@@ -1,5 +1,5 @@
 import type { StateStore, RunRecord } from "../state/index.js";
-import type { JournalEntry, QueueJournal } from "./queue-journal.js";
+import type { JournalEntry, QueueJournal } from "./daemon-db-queue.js";
 import { systemClock, type Clock, type TimerHandle } from "./types.js";
 
 export type ShutdownSignal = "SIGTERM" | "SIGINT";

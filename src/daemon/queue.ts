@@ -3,7 +3,7 @@ import { silentLogger, type Logger } from "../log.js";
 import { newRunId } from "../pipeline/recorder.js";
 import type { RunMode } from "../state/index.js";
 import { Listeners } from "./listeners.js";
-import type { JournalEntry, QueueJournal } from "./queue-journal.js";
+import type { JournalEntry, QueueJournal } from "./daemon-db-queue.js";
 import { systemClock, type Clock, type QueuedRun, type RunExecutor, type RunRequest, type TimerHandle } from "./types.js";
 
 /** setTimeout fires at once for delays past 2^31-1 ms (24.8 days); longer limits are held to that. */
