@@ -37,6 +37,8 @@ class PgAccountRows implements AccountRows {
 export class PgDaemonDb implements DaemonDb {
   readonly accounts: AccountRows;
   readonly definitions: PgDefinitionStore;
+  /** The cluster's shared queue (pg-boss) keeps waiting runs across restarts. */
+  readonly queue = null;
 
   constructor(private readonly pool: pg.Pool) {
     this.accounts = new PgAccountRows(pool);

@@ -3,6 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db.js";
+import { QUEUE_SCHEMA, SqliteQueueJournal } from "./daemon-db-queue.js";
 import { SqliteDefinitionStore } from "./definitions-store.js";
 
 /*
@@ -52,10 +53,15 @@ class SqliteAccountRows implements AccountRows {
 export class SqliteDaemonDb implements DaemonDb {
   readonly accounts: AccountRows;
   readonly definitions: SqliteDefinitionStore;
+  readonly queue: SqliteQueueJournal;
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(
+    private readonly db: Database.Database,
+    file: string,
+  ) {
     this.accounts = new SqliteAccountRows(db);
     this.definitions = new SqliteDefinitionStore(db);
+    this.queue = new SqliteQueueJournal(db, file);
   }
 
   static open(file: string): SqliteDaemonDb {
@@ -64,8 +70,8 @@ export class SqliteDaemonDb implements DaemonDb {
       const db = new Database(file);
       db.pragma("journal_mode = WAL");
       db.pragma("busy_timeout = 5000");
-      db.exec(SCHEMA);
-      return new SqliteDaemonDb(db);
+      db.exec(SCHEMA + QUEUE_SCHEMA);
+      return new SqliteDaemonDb(db, file);
     } catch (err) {
       throw new ConveyorError("state", `cannot open the daemon tables in ${file}: ${(err as Error).message}`, {
         cause: err,

@@ -5,13 +5,15 @@ import { isPostgresUrl, PostgresStore, type StateStore } from "../state/index.js
 import { PgDaemonDb } from "./daemon-db-pg.js";
 import { SqliteDaemonDb } from "./daemon-db-sqlite.js";
 import type { DefinitionStore } from "./definitions-store.js";
+import type { QueueJournal } from "./daemon-db-queue.js";
 
 /*
  * The daemon's own tables: accounts, automation definitions, alert
  * bookkeeping and a few flags. They sit next to the state store's tables in
  * the same database: the SQLite file of the data folder, or the PostgreSQL
  * schema every daemon of a cluster shares, so the automations API answers the
- * same from any of them. Every method is async so both fit.
+ * same from any of them. Every method is async so both fit, except those of
+ * the SQLite-only queue journal (daemon-db-queue.ts says why).
  */
 
 export interface AccountRow {
@@ -34,6 +36,8 @@ export interface AccountRows {
 export interface DaemonDb {
   accounts: AccountRows;
   definitions: DefinitionStore;
+  /** The runs this daemon's queue accepted and that have not ended; null with PostgreSQL, whose cluster queue keeps them. */
+  queue: QueueJournal | null;
   /** The reference of the last alert of this kind sent for the automation (silence: the time the feed was last seen). */
   alertRef(automation: string, kind: string): Promise<string | null>;
   setAlert(automation: string, kind: string, ref: string, sent: string): Promise<void>;

@@ -18,7 +18,7 @@ import { DefinitionService } from "./definitions.js";
 import { joinCluster } from "./cluster/join.js";
 import { Environments } from "./environments.js";
 import { DaemonExecutor } from "./executor.js";
-import { startInterruptSweep } from "./lifecycle.js";
+import { recoverQueue, startInterruptSweep } from "./lifecycle.js";
 import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
 import { RunQueue, type DrainResult } from "./queue.js";
@@ -104,7 +104,9 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       for (const fn of finishedRuns) await fn(run).catch((err: unknown) => logger.error({ err }, "after-run step failed"));
     };
     const executor = new DaemonExecutor({ definitions, environments, store, logger, onFinished });
-    const queue = new RunQueue({ executor, concurrency: settings.concurrency, maxRunTimeMs: settings.maxRunTimeMs, logger });
+    // SQLite only: with PostgreSQL the cluster's shared queue keeps the runs that wait.
+    const journal = db.queue;
+    const queue = new RunQueue({ executor, concurrency: settings.concurrency, maxRunTimeMs: settings.maxRunTimeMs, logger, ...(journal ? { journal } : {}) });
     const schedulerState = openSchedulerState(settings, store);
     closers.push(() => schedulerState.close());
     // With PostgreSQL: runs go through the cluster's shared queue, and each fire time is claimed once across daemons.
@@ -122,7 +124,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     // Awaited inside the run's slot, so a graceful shutdown still sends the mails of the runs it let finish.
     finishedRuns.push(async (run) => notifications.afterRun(run, await automationName(definitions, run.automation)));
     attachRunLog(queue, logger);
-    // Written before the state closes: a shutdown drops the waiting runs, and their ids must still lead to a record.
+    // Written before the state closes: a canceled waiting run (and, in a cluster, one a shutdown drops) must still lead to a record.
     const notStarted = new Set<Promise<void>>();
     if (!cluster) {
       queue.on("finished", (e) => {
@@ -135,8 +137,17 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       });
     }
 
+    const staleMs = options.sweepStaleMs ?? 60_000;
+    if (journal) {
+      // Awaited before the scheduler, the API and /readyz: no run starts, and no client sees the daemon ready, before the old runs are settled.
+      const recovered = await recoverQueue(store, journal, new Date(Date.now() - staleMs));
+      if (recovered.interrupted.length > 0) logger.warn({ event: "runs_interrupted", runs: recovered.interrupted.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)");
+      if (recovered.unreadable.length > 0) logger.error({ event: "runs_unreadable", runs: recovered.unreadable }, "queued runs that could not be read back were dropped");
+      if (recovered.requeue.length > 0) logger.info({ event: "runs_requeued", runs: recovered.requeue.map((e) => e.run.id) }, "runs queued before the restart queued again");
+      queue.restore(recovered.requeue);
+    }
     const stopSweep = startInterruptSweep(store, {
-      staleMs: options.sweepStaleMs ?? 60_000,
+      staleMs,
       everyMs: options.sweepEveryMs ?? 60_000,
       onRecovered: (runs) => logger.warn({ event: "runs_interrupted", runs: runs.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)"),
       onError: (err) => logger.error({ err }, "interrupted-run sweep failed"),
@@ -179,6 +190,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
           stopSweep();
           await cluster?.stopFetching();
           const result = await queue.drain(graceMs);
+          if (result.kept > 0) logger.info({ event: "runs_kept", runs: queue.list().map((r) => r.id) }, "waiting runs kept for the next start");
           await Promise.all(notStarted);
           await activeScheduler.close();
           await api.close();

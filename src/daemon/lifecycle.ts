@@ -1,4 +1,5 @@
 import type { StateStore, RunRecord } from "../state/index.js";
+import type { JournalEntry, QueueJournal } from "./daemon-db-queue.js";
 import { systemClock, type Clock, type TimerHandle } from "./types.js";
 
 export type ShutdownSignal = "SIGTERM" | "SIGINT";
@@ -46,6 +47,38 @@ export function installSignalHandlers(handlers: SignalHandlers): () => void {
  */
 export async function recoverInterrupted(store: Pick<StateStore, "markInterrupted">, staleBefore: Date): Promise<RunRecord[]> {
   return store.markInterrupted(staleBefore);
+}
+
+export interface QueueRecovery {
+  /** Runs marked failed (interrupted): the journal's runs left open, and any whose heartbeat is stale. */
+  interrupted: RunRecord[];
+  /** The journal's runs that never started, to queue again in this order. */
+  requeue: JournalEntry[];
+  /** Ids of journal rows that no longer parse, removed from the journal. */
+  unreadable: string[];
+}
+
+/**
+ * A SQLite daemon's start, before `/readyz` and before any run starts. A run of
+ * the journal that has a record was started by the previous daemon of this data
+ * folder, which is gone: left open, it is marked interrupted at once, whatever
+ * its heartbeat. An open run the journal does not know is not a daemon's (a CLI
+ * run next to it, maybe alive) and keeps the heartbeat rule. A journal run
+ * without a record never started and is handed back to be queued again.
+ */
+export async function recoverQueue(store: Pick<StateStore, "getRun" | "markInterrupted">, journal: QueueJournal, staleBefore: Date): Promise<QueueRecovery> {
+  const { entries, unreadable } = journal.list();
+  for (const id of unreadable) journal.remove(id);
+  const requeue: JournalEntry[] = [];
+  const started: string[] = [];
+  for (const entry of entries) {
+    if (await store.getRun(entry.run.id)) started.push(entry.run.id);
+    else requeue.push(entry);
+  }
+  const interrupted = await store.markInterrupted(staleBefore, started);
+  // After the marking: a crash in between finds the records finished at the next start and drops the rows then.
+  for (const id of started) journal.remove(id);
+  return { interrupted, requeue, unreadable };
 }
 
 export interface SweepOptions {

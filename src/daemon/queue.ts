@@ -2,6 +2,8 @@ import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
 import { newRunId } from "../pipeline/recorder.js";
 import type { RunMode } from "../state/index.js";
+import { Listeners } from "./listeners.js";
+import type { JournalEntry, QueueJournal } from "./daemon-db-queue.js";
 import { systemClock, type Clock, type QueuedRun, type RunExecutor, type RunRequest, type TimerHandle } from "./types.js";
 
 /** setTimeout fires at once for delays past 2^31-1 ms (24.8 days); longer limits are held to that. */
@@ -58,6 +60,8 @@ export interface QueueOptions {
   clock?: Clock;
   newId?: (now: Date) => string;
   logger?: Logger;
+  /** Keeps accepted runs until they end, so they outlive the process (SQLite mode); without it the queue lives in memory. */
+  journal?: QueueJournal;
 }
 
 export interface DrainResult {
@@ -67,6 +71,8 @@ export interface DrainResult {
   canceled: number;
   /** Runs that still had not returned after being aborted and `settleMs` more. */
   stuck: string[];
+  /** Waiting runs left in the journal, to run at the next start. */
+  kept: number;
 }
 
 interface Entry {
@@ -81,7 +87,9 @@ interface Entry {
 /**
  * Decides when a requested run starts: one run per automation at a time, one
  * waiting run per automation and mode, at most `concurrency` side by side, and
- * each run aborted after `max_run_time`.
+ * each run aborted after `max_run_time`. With a journal, a run is written down
+ * before it is accepted and crossed out when it ends, and a stopping daemon
+ * leaves its waiting runs there for the next start.
  */
 export class RunQueue {
   private readonly waiting: Entry[] = [];
@@ -89,6 +97,7 @@ export class RunQueue {
   private readonly events: Listeners<QueueEvents>;
   private readonly clock: Clock;
   private readonly newId: (now: Date) => string;
+  private readonly logger: Logger;
   private draining = false;
   private idleWaiters: Array<() => void> = [];
 
@@ -99,6 +108,7 @@ export class RunQueue {
     this.clock = options.clock ?? systemClock;
     this.newId = options.newId ?? newRunId;
     const logger = options.logger ?? silentLogger;
+    this.logger = logger;
     this.events = new Listeners<QueueEvents>((err, name) => logger.error({ err, event: name }, "a run queue listener failed"));
   }
 
@@ -121,6 +131,7 @@ export class RunQueue {
     if (waiting) return { id: waiting.run.id, queued: true, existing: true };
     const now = this.clock.now();
     const entry: Entry = { run: { ...request, id: request.id ?? this.newId(new Date(now)) }, enqueued: now, started: null, controller: null, timer: null, reason: null };
+    this.options.journal?.add(entry.run, new Date(now).toISOString());
     this.waiting.push(entry);
     this.events.emit("queued", entry.run);
     this.pump();
@@ -137,6 +148,18 @@ export class RunQueue {
       return { skipped: reason };
     }
     return this.enqueue(request);
+  }
+
+  /**
+   * Takes back the journal's runs at start, in their order and under their ids,
+   * with the time they were first queued; the usual rules then decide when each starts.
+   */
+  restore(entries: readonly JournalEntry[]): void {
+    for (const { run, enqueued } of entries) {
+      if (this.running.has(run.id) || this.waiting.some((e) => e.run.id === run.id)) continue;
+      this.waiting.push({ run, enqueued: Date.parse(enqueued), started: null, controller: null, timer: null, reason: null });
+    }
+    this.pump();
   }
 
   isRunning(automation: string): boolean {
@@ -158,20 +181,22 @@ export class RunQueue {
     return true;
   }
 
-  /** Abort everything at once: the second shutdown signal. */
+  /** Abort everything at once: the second shutdown signal. Waiting runs stay in the journal when there is one. */
   cancelAll(reason: CancelReason = "shutdown"): void {
-    for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, reason);
+    if (!(reason === "shutdown" && this.options.journal)) for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, reason);
     for (const entry of this.running.values()) this.abort(entry, reason);
   }
 
   /**
    * Stop starting runs, let running ones finish for `graceMs`, then abort them and
-   * wait up to `settleMs` for them to return. Waiting runs are canceled at once.
+   * wait up to `settleMs` for them to return. Waiting runs stay in the journal for
+   * the next start; without one they are canceled at once.
    */
   async drain(graceMs: number, settleMs = 30_000): Promise<DrainResult> {
     this.draining = true;
-    for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, "shutdown");
-    const result: DrainResult = { finished: 0, canceled: 0, stuck: [] };
+    const kept = this.options.journal ? this.waiting.length : 0;
+    if (!this.options.journal) for (const entry of this.waiting.splice(0)) this.dropWaiting(entry, "shutdown");
+    const result: DrainResult = { finished: 0, canceled: 0, stuck: [], kept };
     // Counted as they end, so a run aborted meanwhile (a second signal, max_run_time) is not called graceful.
     const stopCounting = this.events.on("finished", (e) => {
       if (!e.started) return;
@@ -267,6 +292,7 @@ export class RunQueue {
   private finish(entry: Entry, outcome: string, error: unknown, failure: FinishedEvent["failure"], note?: string): void {
     if (entry.timer) this.clock.clearTimer(entry.timer);
     this.running.delete(entry.run.id);
+    this.forget(entry.run);
     const durationMs = this.clock.now() - (entry.started ?? entry.enqueued);
     const startedAt = new Date(entry.started ?? entry.enqueued).toISOString();
     this.events.emit("finished", { run: entry.run, outcome, started: true, startedAt, reason: entry.reason, error, failure, durationMs, ...(note ? { note } : {}) });
@@ -275,28 +301,17 @@ export class RunQueue {
   }
 
   private dropWaiting(entry: Entry, reason: CancelReason): void {
+    this.forget(entry.run);
     this.events.emit("finished", { run: entry.run, outcome: "canceled", started: false, startedAt: null, reason, error: null, failure: null, durationMs: 0 });
   }
-}
 
-/** Typed listeners; a throwing one (a log line, a metric) goes to `onError` and never breaks the queue. */
-class Listeners<Events extends object> {
-  private readonly lists = new Map<keyof Events, Array<(event: never) => void>>();
-
-  constructor(private readonly onError: (err: unknown, name: keyof Events) => void) {}
-
-  on<K extends keyof Events>(name: K, fn: (event: Events[K]) => void): () => void {
-    this.lists.set(name, [...(this.lists.get(name) ?? []), fn]);
-    return () => this.lists.set(name, (this.lists.get(name) ?? []).filter((f) => f !== fn));
-  }
-
-  emit<K extends keyof Events>(name: K, event: Events[K]): void {
-    for (const fn of this.lists.get(name) ?? []) {
-      try {
-        (fn as (e: Events[K]) => void)(event);
-      } catch (err) {
-        this.onError(err, name);
-      }
+  /** Crossed out only once the run has its final record, so a crash before that leaves it found at the next start. */
+  private forget(run: QueuedRun): void {
+    try {
+      this.options.journal?.remove(run.id);
+    } catch (err) {
+      // Left in the journal, the run is only looked at again at the next start, which sees its finished record and drops it.
+      this.logger.error({ err, run_id: run.id }, "the run could not be removed from the queue journal");
     }
   }
 }

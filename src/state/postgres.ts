@@ -97,13 +97,13 @@ export class PostgresStore implements StateStore {
    * runs (a row another sweep claimed first no longer has a null outcome),
    * and each daemon gets back only the runs it marked.
    */
-  async markInterrupted(staleBefore: Date): Promise<RunRecord[]> {
+  async markInterrupted(staleBefore: Date, dead: readonly string[] = []): Promise<RunRecord[]> {
     const finished = new Date().toISOString();
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ body: RunRecord }>(
         `UPDATE runs SET outcome = 'failed', finished = $2
-         WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < $1) RETURNING body`,
-        [staleBefore.toISOString(), finished],
+         WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < $1 OR id = ANY($3::text[])) RETURNING body`,
+        [staleBefore.toISOString(), finished, [...dead]],
       );
       const marked = rows.map((r): RunRecord => ({ ...r.body, outcome: "failed", finished, error: { ...INTERRUPTED } }));
       if (marked.length) {

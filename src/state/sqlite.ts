@@ -112,10 +112,10 @@ export class SqliteStore implements StateStore {
     return rows.map((r) => JSON.parse(r.body) as RunRecord);
   }
 
-  async markInterrupted(staleBefore: Date): Promise<RunRecord[]> {
+  async markInterrupted(staleBefore: Date, dead: readonly string[] = []): Promise<RunRecord[]> {
     const stale = this.db
-      .prepare("SELECT id FROM runs WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < ?)")
-      .all(staleBefore.toISOString()) as { id: string }[];
+      .prepare("SELECT id FROM runs WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < ? OR id IN (SELECT value FROM json_each(?)))")
+      .all(staleBefore.toISOString(), JSON.stringify(dead)) as { id: string }[];
     const finished = new Date().toISOString();
     const out: RunRecord[] = [];
     for (const { id } of stale) {

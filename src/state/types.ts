@@ -168,8 +168,11 @@ export interface StateStore {
   updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(query?: RunListQuery): Promise<RunRecord[]>;
-  /** Runs still open whose heartbeat is older than `staleBefore` become failed ("interrupted"). Returns them. */
-  markInterrupted(staleBefore: Date): Promise<RunRecord[]>;
+  /**
+   * Runs still open whose heartbeat is older than `staleBefore`, or whose id is
+   * in `dead` (runs whose process is known to be gone), become failed ("interrupted"). Returns them.
+   */
+  markInterrupted(staleBefore: Date, dead?: readonly string[]): Promise<RunRecord[]>;
   /** Delete finished runs older than the date (run_retention). */
   pruneRuns(before: Date): Promise<number>;
   status(automation: string): Promise<AutomationStatus>;

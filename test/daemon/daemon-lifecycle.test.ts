@@ -49,19 +49,6 @@ describe("daemon lifecycle with real runs", () => {
     await store.close();
   }, 60_000);
 
-  it("a run still waiting at shutdown gets a canceled record that says what to do", async () => {
-    const { t, id } = await slowDaemon();
-    const running = await t.request("GET", `/v3/automations/custom/${id}/run`);
-    await untilRunning(t, String(running.body.id));
-    const waiting = await t.request("GET", `/v3/automations/custom/${id}/run?debug=1`);
-    await t.daemon.shutdown(30_000);
-    const { openStore } = await import("../../src/state/index.js");
-    const store = await openStore(t.settings);
-    const record = await store.getRun(String(waiting.body.id));
-    await store.close();
-    expect(record).toMatchObject({ outcome: "canceled", mode: "debug", error: { code: "canceled", message: "the daemon stopped before the run started", hint: "ask for the run again" } });
-  }, 60_000);
-
   it("a grace period that runs out cancels the run; nothing is left half-recorded", async () => {
     const { t, id } = await slowDaemon();
     const res = await t.request("GET", `/v3/automations/custom/${id}/run`);

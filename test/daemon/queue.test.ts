@@ -153,7 +153,7 @@ describe("RunQueue", () => {
     const drained = queue.drain(60_000);
     expect(() => queue.enqueue(request("b"))).toThrow(ConveyorError);
     await vi.advanceTimersByTimeAsync(20_000);
-    await expect(drained).resolves.toEqual({ finished: 1, canceled: 0, stuck: [] });
+    await expect(drained).resolves.toEqual({ finished: 1, canceled: 0, stuck: [], kept: 0 });
     expect(finished.map((f) => [f.outcome, f.started, f.reason])).toEqual([
       ["canceled", false, "shutdown"],
       ["success", true, null],
@@ -165,7 +165,7 @@ describe("RunQueue", () => {
     queue.enqueue(request("a"));
     const drained = queue.drain(30_000);
     await vi.advanceTimersByTimeAsync(30_000);
-    await expect(drained).resolves.toEqual({ finished: 0, canceled: 1, stuck: [] });
+    await expect(drained).resolves.toEqual({ finished: 0, canceled: 1, stuck: [], kept: 0 });
     expect(finished[0]).toMatchObject({ outcome: "canceled", reason: "shutdown", durationMs: 30_000 });
   });
 
@@ -175,7 +175,7 @@ describe("RunQueue", () => {
     const { id } = queue.enqueue(request("a"));
     const drained = queue.drain(1000, 2000);
     await vi.advanceTimersByTimeAsync(3000);
-    await expect(drained).resolves.toEqual({ finished: 0, canceled: 1, stuck: [id] });
+    await expect(drained).resolves.toEqual({ finished: 0, canceled: 1, stuck: [id], kept: 0 });
   });
 
   it("rejects a concurrency below 1", () => {

@@ -71,6 +71,18 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect((await store.getRun("alive"))?.outcome).toBeNull();
     });
 
+    it("marks the runs named dead at once, whatever their heartbeat, and no finished one", async () => {
+      const fresh = new Date(Date.now() + 60_000).toISOString();
+      await store.createRun(run({ id: "gone", heartbeat: fresh }));
+      await store.createRun(run({ id: "alive", heartbeat: fresh }));
+      await store.createRun(run({ id: "ended", heartbeat: null, finished: "2026-11-20T00:01:00.000Z", outcome: "success" }));
+      const marked = await store.markInterrupted(new Date(Date.now() - 60_000), ["gone", "ended", "unknown"]);
+      expect(marked.map((r) => r.id)).toEqual(["gone"]);
+      expect(await store.getRun("gone")).toMatchObject({ outcome: "failed", error: { code: "interrupted" } });
+      expect((await store.getRun("alive"))?.outcome).toBeNull();
+      expect((await store.getRun("ended"))?.outcome).toBe("success");
+    });
+
     it("derives the seed's status object and resets one half", async () => {
       await store.createRun(run({ id: "p1", mode: "prod", started: "2026-11-20T00:00:00.000Z", finished: "2026-11-20T00:01:00.000Z", outcome: "success" }));
       await store.createRun(run({ id: "d1", mode: "debug", started: "2026-11-21T00:00:00.000Z", finished: "2026-11-21T00:01:00.000Z", outcome: "failed", debug_files: ["summary.json"] }));
