@@ -128,3 +128,20 @@ describe("`conveyor daemon` start-up", () => {
     expect(existsSync(claimed.file)).toBe(false);
   });
 });
+
+describe("a CLI run while something holds CONVEYOR_SERVICE_LISTEN", () => {
+  it("runs: its in-process service takes a free port of its own", async () => {
+    const { server, port } = await occupy();
+    try {
+      const dataDir = path.join(dir, "cli-run");
+      // The sample's storage folder, empty: the run ends `nothing`, exit 0.
+      mkdirSync(path.join(dataDir, "storage", "demo", "feeds", "mainframe"), { recursive: true });
+      const result = await conveyor(["run", "samples/fixed-width-storage.json", "--debug", "--json"], env(dataDir, { CONVEYOR_SERVICE_LISTEN: `127.0.0.1:${port}` }));
+      expect(result.stderr).not.toContain("cannot listen");
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}")).toMatchObject({ mode: "debug", outcome: "nothing" });
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
