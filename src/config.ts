@@ -32,7 +32,10 @@ const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no
 const positiveInt = z.coerce.number().int().positive();
 const optionalText = z.string().min(1).optional();
 const hostPort = (example: string): z.ZodString =>
-  z.string().regex(/^(?:[^:[\]]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/, `host:port, e.g. 127.0.0.1:${example} or [::1]:${example} (port 0: any free port)`);
+  z
+    .string()
+    .regex(/^(?:[^:[\]]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/, `host:port, e.g. 127.0.0.1:${example} or [::1]:${example} (port 0: any free port)`)
+    .refine((v) => Number(v.slice(v.lastIndexOf(":") + 1)) <= 65535, "the port must be 0 to 65535 (0: any free port)");
 
 const rawSchema = z
   .object({
@@ -211,8 +214,8 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     integration: raw.integration,
     databaseUrl: raw.database_url,
     automations: raw.automations ?? (raw.service_url ? undefined : path.resolve(cwd, "samples")),
-    listen: parseHostPort(raw.listen, "listen"),
-    serviceListen: parseHostPort(raw.service_listen, "service_listen"),
+    listen: parseHostPort(raw.listen),
+    serviceListen: parseHostPort(raw.service_listen),
     secretKey: raw.secret_key,
     smtpUrl: raw.smtp_url,
     notifyEmail: raw.notify_email,
@@ -236,18 +239,10 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
   };
 }
 
-function parseHostPort(text: string, key: "listen" | "service_listen"): HostPort {
-  const [bracketed = "127.0.0.1", port = "0"] = text.split(/:(?=\d+$)/);
-  // An IPv6 address is written in brackets ([::1]:8080); the server takes it without them.
-  const host = bracketed.replace(/^\[(.*)\]$/, "$1");
-  const number = Number(port);
-  if (number > 65535) {
-    const spec = SETTINGS.find((s) => s.key === key);
-    throw new ConveyorError("settings_invalid", `invalid settings:\n  ${key} (${spec?.env ?? key}, ${spec?.flag ?? key}): port ${port} is past 65535`, {
-      hint: "Give a port from 0 to 65535 (0: any free port).",
-    });
-  }
-  return { host, port: number };
+/** `host:port` as the schema let it through; an IPv6 host is written in brackets ([::1]:8080), the server takes it without them. */
+function parseHostPort(text: string): HostPort {
+  const at = text.lastIndexOf(":");
+  return { host: text.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(text.slice(at + 1)) };
 }
 
 /** The README table of settings, generated from the same table as the parser. */
