@@ -3,7 +3,7 @@ import { destination } from "pino";
 import { startDaemon } from "../daemon/daemon.js";
 import { installSignalHandlers } from "../daemon/lifecycle.js";
 import { claimPidFile } from "../daemon/pid-file.js";
-import { checkListenAddresses } from "../listen-check.js";
+import { checkListenAddresses, listenFailure } from "../listen-check.js";
 import { createLogger } from "../log.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
@@ -26,15 +26,16 @@ export function register(program: Command): void {
         const graceMs = Math.max(0, Number(flags.grace) || 0) * 1000;
         // JSON lines on standard output, one per run event; pino masks secrets.
         const logger = createLogger({ level: settings.logLevel, destination: destination({ fd: 1, sync: true }) });
+        const api = { address: settings.listen, what: "the daemon API", setting: "CONVEYOR_LISTEN / --listen" };
         // Before anything is written: a port in use must not leave a data folder, samples or accounts behind.
-        await checkListenAddresses([
-          { address: settings.listen, what: "the daemon API", setting: "CONVEYOR_LISTEN / --listen" },
-          ...(settings.embedded ? [{ address: settings.serviceListen, what: "the embedded service", setting: "CONVEYOR_SERVICE_LISTEN / --service-listen" }] : []),
-        ]);
+        await checkListenAddresses([api, ...(settings.embedded ? [{ address: settings.serviceListen, what: "the embedded service", setting: "CONVEYOR_SERVICE_LISTEN / --service-listen" }] : [])]);
         const pidFile = claimPidFile(settings.dataDir);
         // On every way out, process.exit included; a kill -9 leaves the file, and the next start replaces it.
         process.on("exit", () => pidFile.release());
-        const daemon = await startDaemon(settings, { logger });
+        const daemon = await startDaemon(settings, { logger }).catch((err: unknown) => {
+          // The port taken by another process between the check and the API's listen: the same message as the check's.
+          throw (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? listenFailure(api, err) : err;
+        });
         const lines = [`Conveyor daemon listening on ${daemon.url}`];
         if (daemon.defaultAccount) {
           // A token the daemon made is shown to the person who started it; one from the settings they have, and stderr may be kept in a log store.
