@@ -2,9 +2,11 @@
 import { Command } from "commander";
 import { addSettingsFlags, usageExit } from "./commands/context.js";
 import { commands } from "./commands/index.js";
+import { endQuietlyWhenStdoutCloses } from "./commands/stdout.js";
 import { tuneHeap } from "./memory.js";
 
 tuneHeap();
+endQuietlyWhenStdoutCloses();
 
 const program = new Command("conveyor")
   .description(

@@ -31,6 +31,11 @@ const duration = z.union([z.number().int().nonnegative(), z.string()]).transform
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"])]).transform((v) => v === true || v === "true" || v === "1" || v === "yes");
 const positiveInt = z.coerce.number().int().positive();
 const optionalText = z.string().min(1).optional();
+const hostPort = (example: string): z.ZodString =>
+  z
+    .string()
+    .regex(/^(?:[^:[\]]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/, `host:port, e.g. 127.0.0.1:${example} or [::1]:${example} (port 0: any free port)`)
+    .refine((v) => Number(v.slice(v.lastIndexOf(":") + 1)) <= 65535, "the port must be 0 to 65535 (0: any free port)");
 
 const rawSchema = z
   .object({
@@ -41,7 +46,8 @@ const rawSchema = z
     integration: z.string().min(1).default("conveyor"),
     database_url: optionalText,
     automations: optionalText,
-    listen: z.string().regex(/^(?:[^:[\]]+|\[[0-9A-Fa-f:.]+\]):\d+$/, "host:port, e.g. 127.0.0.1:8080 or [::1]:8080").default("127.0.0.1:8080"),
+    listen: hostPort("8080").default("127.0.0.1:8080"),
+    service_listen: hostPort("8081").default("127.0.0.1:8081"),
     secret_key: optionalText,
     smtp_url: optionalText,
     notify_email: optionalText,
@@ -75,6 +81,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "database_url", env: "CONVEYOR_DATABASE_URL", flag: "--database-url", default: "SQLite file in the data folder", describe: "state database; `postgres://…` for state shared by several daemons", secret: true },
   { key: "automations", env: "CONVEYOR_AUTOMATIONS", flag: "--automations", default: "`./samples` when the service is embedded", describe: "folder of automation definitions loaded at daemon start" },
   { key: "listen", env: "CONVEYOR_LISTEN", flag: "--listen", default: "127.0.0.1:8080", describe: "daemon listen address" },
+  { key: "service_listen", env: "CONVEYOR_SERVICE_LISTEN", flag: "--service-listen", default: "127.0.0.1:8081", describe: "embedded service listen address of `conveyor daemon` and `conveyor service`; a `conveyor run` starts its own on any free port" },
   { key: "secret_key", env: "CONVEYOR_SECRET_KEY", flag: "--secret-key", default: "generated once in the data folder (mode 0600)", describe: "key for encrypted parameters (64 hex chars or base64 of 32 bytes)", secret: true },
   { key: "smtp_url", env: "CONVEYOR_SMTP_URL", flag: "--smtp-url", default: "none (notifications are refused)", describe: "SMTP for notifications and e-mail exports, `smtp://user:pass@host:587`", secret: true },
   { key: "notify_email", env: "CONVEYOR_NOTIFY_EMAIL", flag: "--notify-email", default: "none", describe: "default notification address" },
@@ -104,7 +111,9 @@ export interface Settings {
   integration: string;
   databaseUrl: string | undefined;
   automations: string | undefined;
-  listen: { host: string; port: number };
+  listen: HostPort;
+  /** Where `conveyor daemon` and `conveyor service` serve the embedded service; a CLI run's in-process one takes any free port. */
+  serviceListen: HostPort;
   secretKey: string | undefined;
   smtpUrl: string | undefined;
   notifyEmail: string | undefined;
@@ -127,6 +136,11 @@ export interface Settings {
   logLevel: string;
   /** True when no service URL is set: the embedded service is started in-process. */
   embedded: boolean;
+}
+
+export interface HostPort {
+  host: string;
+  port: number;
 }
 
 export interface LoadSettingsInput {
@@ -187,9 +201,6 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     if (typeof value === "string") registerUrlSecrets(value);
   }
   const dataDir = path.resolve(cwd, raw.data_dir);
-  const [bracketed = "127.0.0.1", port = "8080"] = raw.listen.split(/:(?=\d+$)/);
-  // An IPv6 address is written in brackets ([::1]:8080); the server takes it without them.
-  const host = bracketed.replace(/^\[(.*)\]$/, "$1");
   const storage = raw.storage
     ? /^(s3|sftp):\/\//.test(raw.storage)
       ? raw.storage
@@ -203,7 +214,8 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     integration: raw.integration,
     databaseUrl: raw.database_url,
     automations: raw.automations ?? (raw.service_url ? undefined : path.resolve(cwd, "samples")),
-    listen: { host, port: Number(port) },
+    listen: parseHostPort(raw.listen),
+    serviceListen: parseHostPort(raw.service_listen),
     secretKey: raw.secret_key,
     smtpUrl: raw.smtp_url,
     notifyEmail: raw.notify_email,
@@ -225,6 +237,12 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     logLevel: raw.log_level,
     embedded: raw.service_url === undefined,
   };
+}
+
+/** `host:port` as the schema let it through; an IPv6 host is written in brackets ([::1]:8080), the server takes it without them. */
+function parseHostPort(text: string): HostPort {
+  const at = text.lastIndexOf(":");
+  return { host: text.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(text.slice(at + 1)) };
 }
 
 /** The README table of settings, generated from the same table as the parser. */

@@ -29,6 +29,9 @@ export async function openWorker(settings: Settings, logger: Logger = createLogg
   if (settings.embedded) {
     embedded = await startEmbeddedService({
       dataDir: settings.dataDir,
+      // Nothing outside this process calls a CLI command's service, so it takes any free port and never
+      // contends with a daemon holding CONVEYOR_SERVICE_LISTEN on the same machine.
+      port: 0,
       apiUser,
       apiToken,
       readLimit: settings.readLimit,

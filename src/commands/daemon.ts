@@ -2,6 +2,8 @@ import type { Command } from "commander";
 import { destination } from "pino";
 import { startDaemon } from "../daemon/daemon.js";
 import { installSignalHandlers } from "../daemon/lifecycle.js";
+import { claimPidFile } from "../daemon/pid-file.js";
+import { checkListenAddresses, listenFailure } from "../listen-check.js";
 import { createLogger } from "../log.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
@@ -15,7 +17,8 @@ export function register(program: Command): void {
     .option("--grace <seconds>", "on SIGTERM, how long running runs may finish before they are canceled", String(DEFAULT_GRACE_MS / 1000))
     .addHelpText(
       "after",
-      "\nA first SIGTERM or SIGINT stops scheduling and lets running runs finish for --grace seconds; a second one cancels them at once.\nSIGHUP reads the published catalogue (<CONVEYOR_AUTOMATIONS>/published/*.json) again without a restart.",
+      "\nA first SIGTERM or SIGINT stops scheduling and lets running runs finish for --grace seconds; a second one cancels them at once.\n" +
+        "SIGHUP (`conveyor reload`, which signals the pid in <data folder>/daemon.pid) reads the published catalogue (<CONVEYOR_AUTOMATIONS>/published/*.json) again without a restart.",
     )
     .action(async (flags: { grace: string }, command: Command) => {
       await runCommand(false, async () => {
@@ -23,7 +26,16 @@ export function register(program: Command): void {
         const graceMs = Math.max(0, Number(flags.grace) || 0) * 1000;
         // JSON lines on standard output, one per run event; pino masks secrets.
         const logger = createLogger({ level: settings.logLevel, destination: destination({ fd: 1, sync: true }) });
-        const daemon = await startDaemon(settings, { logger });
+        const api = { address: settings.listen, what: "the daemon API", setting: "CONVEYOR_LISTEN / --listen" };
+        // Before anything is written: a port in use must not leave a data folder, samples or accounts behind.
+        await checkListenAddresses([api, ...(settings.embedded ? [{ address: settings.serviceListen, what: "the embedded service", setting: "CONVEYOR_SERVICE_LISTEN / --service-listen" }] : [])]);
+        const pidFile = claimPidFile(settings.dataDir);
+        // On every way out, process.exit included; a kill -9 leaves the file, and the next start replaces it.
+        process.on("exit", () => pidFile.release());
+        const daemon = await startDaemon(settings, { logger }).catch((err: unknown) => {
+          // The port taken by another process between the check and the API's listen: the same message as the check's.
+          throw (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? listenFailure(api, err) : err;
+        });
         const lines = [`Conveyor daemon listening on ${daemon.url}`];
         if (daemon.defaultAccount) {
           // A token the daemon made is shown to the person who started it; one from the settings they have, and stderr may be kept in a log store.

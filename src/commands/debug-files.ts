@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { ConveyorError } from "../errors.js";
 import { isDebugFileName, openStore } from "../state/index.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
+import { isClosedPipe } from "./stdout.js";
 
 export function register(program: Command): void {
   program
@@ -27,7 +28,10 @@ export function register(program: Command): void {
           // Through the store: on PostgreSQL the run may have been made by another daemon's machine.
           const file = await store.getDebugFile(runId, name);
           if (!file) throw new ConveyorError("usage", `run ${runId} has no debug file "${name}"; it has: ${run.debug_files.join(", ") || "none"}`);
-          await pipeline(file.open(), process.stdout, { end: false });
+          await pipeline(file.open(), process.stdout, { end: false }).catch((err: unknown) => {
+            // `| head`: the reader has what it wanted.
+            if (!isClosedPipe(err)) throw err;
+          });
           return EXIT.ok;
         } finally {
           await store.close();

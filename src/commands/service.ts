@@ -2,29 +2,35 @@ import type { Command } from "commander";
 import { createLogger } from "../log.js";
 import { loadItemsCsv, startEmbeddedService } from "../embedded/index.js";
 import { ConveyorError } from "../errors.js";
+import { checkListenAddresses } from "../listen-check.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
 /**
  * `conveyor service [--port N]`: the embedded commerce service alone, in the
- * foreground, on the settings' data folder; prints its base URL and
- * credentials, stops on Ctrl-C. `conveyor service load <file.csv>` fills its
+ * foreground, on CONVEYOR_SERVICE_LISTEN (the daemon's stable address) and the
+ * settings' data folder; prints its base URL and credentials, stops on Ctrl-C. `conveyor service load <file.csv>` fills its
  * catalogue from a CSV with a guid column.
  */
 export function register(program: Command): void {
   const service = program
     .command("service")
     .description("run the embedded commerce service alone (prints its URL, API user and token)")
-    .option("--port <n>", "port to listen on (default: any free port)")
+    .option("--port <n>", "port to listen on (default: the port of CONVEYOR_SERVICE_LISTEN, 8081; 0: any free port)")
     .option("--json", "print the URL and credentials as JSON")
     .action(async (opts: { port?: string; json?: boolean }, cmd: Command) => {
       await runCommand(opts.json === true, async () => {
         const settings = settingsFrom(cmd);
-        const port = opts.port === undefined ? 0 : Number(opts.port);
+        const port = opts.port === undefined ? settings.serviceListen.port : Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConveyorError("usage", `--port must be a port number 0-65535, not ${opts.port}`);
+        const listenSetting = "--port or CONVEYOR_SERVICE_LISTEN / --service-listen";
+        // Before the service's database is made in the data folder.
+        await checkListenAddresses([{ address: { host: settings.serviceListen.host, port }, what: "the embedded service", setting: listenSetting }]);
         const logger = createLogger({ level: settings.logLevel, name: "service" });
         const svc = await startEmbeddedService({
           dataDir: settings.dataDir,
+          host: settings.serviceListen.host,
           port,
+          listenSetting,
           apiUser: settings.apiUser,
           apiToken: settings.apiToken,
           readLimit: settings.readLimit,

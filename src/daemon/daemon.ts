@@ -77,7 +77,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const setup = new SampleSetup(settings, db, logger);
     if (settings.embedded) {
       await setup.seedProducts();
-      embedded = await startEmbeddedService({ dataDir: settings.dataDir, apiUser: settings.apiUser, apiToken: settings.apiToken, readLimit: settings.readLimit, writeLimit: settings.writeLimit, logger, ...options.embedded });
+      embedded = await startEmbeddedService({ dataDir: settings.dataDir, host: settings.serviceListen.host, port: settings.serviceListen.port, apiUser: settings.apiUser, apiToken: settings.apiToken, readLimit: settings.readLimit, writeLimit: settings.writeLimit, logger, ...options.embedded });
       const service = embedded;
       closers.unshift(() => service.close());
       await accounts.ensure(embedded.apiUser, embedded.apiToken, "embedded");

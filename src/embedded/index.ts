@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { silentLogger, type Logger } from "../log.js";
+import { listenFailure } from "../listen-check.js";
 import { registerSecret } from "../secrets.js";
 import { metaValue, openDb, servicePaths } from "./db.js";
 import { ItemStore } from "./item-store.js";
@@ -20,9 +21,11 @@ export { loadItemsCsv } from "./load.js";
 
 export interface EmbeddedServiceOptions {
   dataDir: string;
-  /** 0 = any free port (the default). */
+  /** 0 = any free port (the default here; `conveyor daemon` and `conveyor service` pass CONVEYOR_SERVICE_LISTEN). */
   port?: number;
   host?: string;
+  /** The setting a person changes when the port is taken, quoted in the error. */
+  listenSetting?: string;
   /** The account's credentials; when absent, user `demo` and a token generated once in the data folder. */
   apiUser?: string;
   apiToken?: string;
@@ -98,7 +101,8 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     await app.listen({ port: options.port ?? 0, host });
   } catch (err) {
     db.close();
-    throw err;
+    const setting = options.listenSetting ?? "CONVEYOR_SERVICE_LISTEN / --service-listen";
+    throw listenFailure({ address: { host, port: options.port ?? 0 }, what: "the embedded service", setting }, err);
   }
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port ?? 0;

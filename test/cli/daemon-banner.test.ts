@@ -11,7 +11,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `conveyor daemon`, returns what it printed on stderr up to "Embedded service", then stops it. */
 async function banner(extra: Record<string, string>): Promise<string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_AUTOMATIONS: "", CONVEYOR_LISTEN: "127.0.0.1:0", ...extra };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_AUTOMATIONS: "", CONVEYOR_LISTEN: "127.0.0.1:0", CONVEYOR_SERVICE_LISTEN: "127.0.0.1:0", ...extra };
   for (const key of ["CONVEYOR_DATABASE_URL", "CONVEYOR_SERVICE_URL"]) delete env[key];
   const proc = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "daemon", "--grace", "1"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
   const exited = new Promise<void>((resolve) => proc.on("exit", () => resolve()));

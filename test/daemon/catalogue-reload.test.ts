@@ -45,7 +45,7 @@ describe("the published catalogue is read again without a restart", () => {
       const folder = path.join(dir, "automations", "published");
       mkdirSync(folder, { recursive: true });
       writeFileSync(path.join(folder, "a.json"), JSON.stringify(shared(601, "First shared")));
-      const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_AUTOMATIONS: path.join(dir, "automations"), CONVEYOR_LISTEN: "127.0.0.1:0" };
+      const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_AUTOMATIONS: path.join(dir, "automations"), CONVEYOR_LISTEN: "127.0.0.1:0", CONVEYOR_SERVICE_LISTEN: "127.0.0.1:0" };
       for (const key of ["CONVEYOR_DATABASE_URL", "CONVEYOR_SERVICE_URL", "CONVEYOR_API_USER", "CONVEYOR_API_TOKEN"]) delete env[key];
       const proc = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "daemon", "--grace", "1"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
       const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));

@@ -63,7 +63,7 @@ export async function startTestDaemon(options: HarnessOptions = {}): Promise<Tes
   for (const [name, def] of Object.entries(options.published ?? {})) writeFileSync(path.join(automations, "published", name), JSON.stringify(def));
   const settings = loadSettings({
     cwd: dir,
-    env: { CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_AUTOMATIONS: automations, CONVEYOR_LISTEN: "127.0.0.1:0", CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000", ...options.env },
+    env: { CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_AUTOMATIONS: automations, CONVEYOR_LISTEN: "127.0.0.1:0", CONVEYOR_SERVICE_LISTEN: "127.0.0.1:0", CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000", ...options.env },
   });
   const daemon = await startDaemon(settings, { logger: silentLogger, apiLimits: { read: 100_000, write: 100_000, options: 100_000 }, ...options.daemon });
   const account = daemon.defaultAccount;

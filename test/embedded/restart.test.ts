@@ -59,7 +59,7 @@ describe("embedded service: data folder", () => {
 
   it("`conveyor service` prints its base URL and credentials and serves until stopped", async () => {
     const { spawn } = await import("node:child_process");
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "--data-dir", dir, "--log-level", "silent", "service", "--json"], { cwd: path.resolve(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "--data-dir", dir, "--log-level", "silent", "service", "--port", "0", "--json"], { cwd: path.resolve(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] });
     try {
       const info = await new Promise<Record<string, string>>((resolve, reject) => {
         let out = "";

@@ -15,6 +15,9 @@ export default function setup(): () => void {
   // Dovecot's mail processes run as another user and must reach into their folder below.
   chmodSync(root, 0o755);
   process.env.TMPDIR = root;
+  // Every daemon or service a test starts, in-process or as a child, takes a free port unless the test says otherwise:
+  // the default 127.0.0.1:8081 would collide between files running side by side.
+  process.env.CONVEYOR_SERVICE_LISTEN = "127.0.0.1:0";
   return () => {
     rmSync(root, { recursive: true, force: true });
   };

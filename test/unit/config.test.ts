@@ -20,6 +20,9 @@ describe("settings", () => {
     expect(s.listen).toEqual({ host: "127.0.0.1", port: 8080 });
     expect(loadSettings({ cwd, env: { CONVEYOR_LISTEN: "[::1]:9090" } }).listen).toEqual({ host: "::1", port: 9090 });
     expect(() => loadSettings({ cwd, env: { CONVEYOR_LISTEN: "::1:9090" } })).toThrow(/\[::1\]:8080/);
+    expect(s.serviceListen).toEqual({ host: "127.0.0.1", port: 8081 });
+    expect(loadSettings({ cwd, env: { CONVEYOR_SERVICE_LISTEN: "0.0.0.0:0" } }).serviceListen).toEqual({ host: "0.0.0.0", port: 0 });
+    expect(() => loadSettings({ cwd, env: { CONVEYOR_SERVICE_LISTEN: "127.0.0.1:70000" } })).toThrow(/CONVEYOR_SERVICE_LISTEN.*0 to 65535/);
     expect(s.storage).toBe(path.join(cwd, ".conveyor", "storage"));
     expect(s.automations).toBe(path.join(cwd, "samples"));
     expect(s.concurrency).toBe(4);
