@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ConveyorError } from "../errors.js";
 import type { AppliedKind, ApplyJournal } from "./apply-journal.js";
 import { faultPoint } from "./faults.js";
-import { emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
+import { emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunApplied, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
 
 /** Time-sortable and unique across daemons: `r20261121T101500-3f9a1c`. */
 export function newRunId(now = new Date()): string {
@@ -84,13 +84,13 @@ export class RunRecorder implements ApplyJournal {
   }
 
   async planned(files: number): Promise<void> {
-    const applied = (this.record.applied ??= { files: 0, planned_files: 0, created: 0, updated: 0, removed: 0, failed: 0 });
+    const applied = this.applied();
     applied.planned_files = (applied.planned_files ?? 0) + files;
     await this.saveApply();
   }
 
   async sending(name: string, rows: number): Promise<void> {
-    this.record.applied ??= { files: 0, created: 0, updated: 0, removed: 0, failed: 0 };
+    this.applied();
     this.record.unconfirmed_files = [...(this.record.unconfirmed_files ?? []).filter((f) => f.name !== name), { name, rows, job: null }];
     await this.saveApply();
   }
@@ -105,7 +105,7 @@ export class RunRecorder implements ApplyJournal {
   }
 
   async confirmed(name: string, kind: AppliedKind, succeeded: number, failed: number): Promise<void> {
-    const applied = (this.record.applied ??= { files: 0, created: 0, updated: 0, removed: 0, failed: 0 });
+    const applied = this.applied();
     applied.files++;
     applied[kind] += succeeded;
     applied.failed += failed;
@@ -116,6 +116,10 @@ export class RunRecorder implements ApplyJournal {
   async notSent(name: string): Promise<void> {
     this.record.unconfirmed_files = (this.record.unconfirmed_files ?? []).filter((f) => f.name !== name);
     await this.saveApply();
+  }
+
+  private applied(): RunApplied {
+    return (this.record.applied ??= { files: 0, planned_files: 0, created: 0, updated: 0, removed: 0, failed: 0 });
   }
 
   /** Files sent so far: those read and those still unconfirmed. */
