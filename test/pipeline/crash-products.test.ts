@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/state/index.js";
 import { interruptedRun, newRoot, newScene, productCatalogue, type Scene } from "./crash-env.js";
+import { PgSchemas } from "../helpers/postgres.js";
 import { csv } from "./harness.js";
 
 /**
@@ -12,7 +13,11 @@ import { csv } from "./harness.js";
  * exist; the feed edits them and adds twenty, three bulk files of ten.
  */
 const root = newRoot();
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const pgs = new PgSchemas();
+afterAll(async () => {
+  rmSync(root, { recursive: true, force: true });
+  await pgs.end();
+});
 
 const FIELDS = ["title", "stock", "cost"];
 const definition = {
@@ -23,8 +28,8 @@ const definition = {
 };
 const FEED = csv(["guid", "title", "stock", "cost"], Array.from({ length: 30 }, (_, i) => [`P${String(i).padStart(2, "0")}`, `Part ${i}`, String(i), "2.5"]));
 
-async function prepared(): Promise<Scene> {
-  const scene = newScene(root, definition, { CONVEYOR_BULK_ROWS: "10" });
+async function prepared(env: Record<string, string> = {}): Promise<Scene> {
+  const scene = newScene(root, definition, { CONVEYOR_BULK_ROWS: "10", ...env });
   await scene.withWorker(async (worker) => {
     for (let i = 0; i < 10; i++) await worker.env.client.itemAction("add", `P${String(i).padStart(2, "0")}`, { title: `Old ${i}`, stock: "0", cost: "1" });
   });
@@ -50,8 +55,18 @@ describe("a product import killed at each crash point", () => {
     ["after-result:1", "the first bulk file's result was read"],
     ["after-send:2", "the second bulk file was sent, its result unread"],
     ["after-apply", "every file was applied, nothing committed"],
-  ])("%s (%s): the record says what the service holds, a re-run converges", async (point) => {
-    const scene = await prepared();
+  ])("%s (%s): the record says what the service holds, a re-run converges", (point) => crashAndRerun(point), 120_000);
+
+  it("after-send:2 with the state in PostgreSQL: the same record, the same convergence", async () => {
+    const schema = pgs.fresh();
+    await crashAndRerun("after-send:2", { CONVEYOR_DATABASE_URL: pgs.url(schema) });
+    // Both runs' records, the interrupted one and the re-run, are in PostgreSQL.
+    const { rows } = await pgs.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".runs`);
+    expect(rows[0]?.n).toBe(2);
+  }, 120_000);
+
+  async function crashAndRerun(point: string, env: Record<string, string> = {}): Promise<void> {
+    const scene = await prepared(env);
     const crashed = await scene.cli(["run", scene.definition, "--json"], { CONVEYOR_FAULT: point });
     expect(crashed.signal, crashed.stderr).toBe("SIGKILL");
 
@@ -72,7 +87,7 @@ describe("a product import killed at each crash point", () => {
       expect(await w.env.store.snapshotCount(`${scene.slug}#0`)).toBe(cleanSnapshot);
     });
     expect(scene.feedNames()).toEqual(["done"]);
-  }, 120_000);
+  }
 });
 
 /** The interrupted record's counts against the products that carry the feed's values. */
