@@ -53,5 +53,8 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     ...(run.note ? { note: run.note } : {}),
     ...(run.guard ? { guard: run.guard } : {}),
     ...(run.error ? { error: run.error } : {}),
+    // What reached the service (live runs that applied), and what was sent with its result unknown.
+    ...(run.applied ? { applied: run.applied } : {}),
+    ...(run.unconfirmed_files?.length ? { unconfirmed_files: run.unconfirmed_files } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { toConveyorError, type ConveyorError } from "../errors.js";
-import { csvRowPages, type ServiceClient } from "../service/index.js";
+import { csvRowPages, mayHaveReached, type ServiceClient } from "../service/index.js";
+import { NO_JOURNAL, productKind, type ApplyJournal } from "./apply-journal.js";
 import type { BulkFile } from "./bulk-batcher.js";
 import type { LogWriter } from "./logs.js";
 
@@ -39,6 +40,8 @@ export interface ApplyInput {
   /** Where failures go (default: a Map). */
   failed?: FailedRecords;
   onFile?: (done: number, total: number) => void;
+  /** Told as each file goes and its result is read (the run record). */
+  journal?: ApplyJournal;
 }
 
 /**
@@ -61,6 +64,8 @@ export async function bulkIdentifiers(file: BulkFile): Promise<string[]> {
 
 export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult> {
   const result: ApplyResult = { succeeded: 0, failed: input.failed ?? new Map<string, string>(), error: null, writes: 0 };
+  const journal = input.journal ?? NO_JOURNAL;
+  await journal.planned(input.files.length);
   for (const [index, file] of input.files.entries()) {
     if (result.error) {
       for (const id of await bulkIdentifiers(file)) result.failed.set(id, `not sent: ${result.error.message}`);
@@ -68,17 +73,22 @@ export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult>
     }
     // One file's identifiers as an array while its results are matched, then dropped.
     const identifiers = await bulkIdentifiers(file);
+    let job: string | null = null;
+    await journal.sending(file.name, identifiers.length);
     try {
       const submitted = await input.client.submitBulk(file.path, { name: `${input.runId}-${index + 1}`, skipAll: input.skipAll, signal: input.signal });
+      job = submitted.bulk_file;
+      await journal.accepted(file.name, job);
       const status = await input.client.waitBulk(submitted.bulk_file, { signal: input.signal });
       const seen = new Set<number>();
+      let succeeded = 0;
       if (status.url) {
         for await (const row of input.client.bulkResultRows(status.url, input.signal)) {
           const identifier = identifiers[row.row - 1];
           if (identifier === undefined) continue;
           seen.add(row.row);
           const ok = row.result === "success";
-          if (ok) result.succeeded++;
+          if (ok) succeeded++;
           else result.failed.set(identifier, row.message || row.result);
           input.logs.add({
             action: file.action,
@@ -93,8 +103,12 @@ export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult>
       identifiers.forEach((identifier, i) => {
         if (!seen.has(i + 1)) result.failed.set(identifier, `the service's result for ${file.name} does not mention row ${i + 1} (job ${status.status})`);
       });
+      result.succeeded += succeeded;
+      await journal.confirmed(file.name, productKind(file.action), succeeded, identifiers.length - succeeded);
     } catch (raw) {
       const err = toConveyorError(raw);
+      // Until a job is known, only an upload that may have landed stays unconfirmed in the record.
+      if (job === null && !mayHaveReached(err) && err.code !== "canceled") await journal.notSent(file.name);
       if (err.code === "canceled") throw err;
       result.error = err;
       for (const id of identifiers) result.failed.set(id, err.message);

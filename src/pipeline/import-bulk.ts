@@ -7,6 +7,7 @@ import type { BulkFile } from "./bulk-batcher.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { FetchedFile } from "./fetch.js";
+import { faultPoint } from "./faults.js";
 import { checkGuards } from "./guards.js";
 import type { ProductPassInput, ProductPassResult } from "./import-products.js";
 import { notPlannedLog } from "./logs.js";
@@ -60,8 +61,10 @@ export async function runBulkFilePass(input: ProductPassInput): Promise<ProductP
   });
   if (guard || !input.live) return { guard, apply: null, bulkFiles };
   input.onStage?.("apply", rows);
-  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal });
+  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, journal: input.journal });
   counts.failed += apply.failed.size;
+  // No snapshot here; the ledger and after_import come after the pass.
+  faultPoint("after-apply");
   return { guard: null, apply, bulkFiles };
 }
 

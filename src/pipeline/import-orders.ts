@@ -7,6 +7,7 @@ import type { SourceRow } from "../formats/index.js";
 import type { Order } from "../service/index.js";
 import { applyOrderBodies } from "./apply-orders.js";
 import type { ApplyResult } from "./apply-products.js";
+import { faultPoint } from "./faults.js";
 import { checkGuards, type GuardTrip } from "./guards.js";
 import type { ProductPassInput } from "./import-products.js";
 import { OrderBodyBatcher, type OrderBody } from "./order-bodies.js";
@@ -192,8 +193,9 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   if (guard || !input.live) return { guard, apply: null, bodies };
 
   input.onStage?.("apply", read.rows);
-  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal });
+  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal, journal: input.journal });
   counts.failed += apply.failed.size;
+  faultPoint("after-apply");
 
   input.onStage?.("commit", read.rows);
   await commitSnapshot(input, committable, apply, bodies);

@@ -8,6 +8,7 @@ import type { RunCounts, StateStore } from "../state/index.js";
 import type { ServiceClient } from "../service/index.js";
 import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
 import type { BulkFile } from "./bulk-batcher.js";
+import type { ApplyJournal } from "./apply-journal.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
 import { OpWriter } from "./op-writer.js";
@@ -46,6 +47,8 @@ export interface ProductPassInput {
   counts: RunCounts;
   now: () => Date;
   signal?: AbortSignal;
+  /** Told what reaches the service, file by file (the run record). */
+  journal?: ApplyJournal;
   /** `files`: bulk files sent and in all, during apply. */
   onStage?: (stage: "read" | "scope" | "plan" | "apply" | "commit", rows: number, files?: { done: number; total: number }) => void;
 }
@@ -195,6 +198,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       logs: input.logs,
       signal: input.signal,
       failed: work.failures(),
+      journal: input.journal,
       onFile: (done, total) => input.onStage?.("apply", read.rows, { done, total }),
     });
     counts.failed += apply.failed.size;

@@ -87,6 +87,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
         counts: recorder.counts,
         now: ctx.now,
         signal: options.signal,
+        journal: recorder,
         onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
       });
       if (pass.guard) return { guard: pass.guard, nothing: false, applyError: null };

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { ConveyorError } from "../errors.js";
-import { emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
+import type { AppliedKind, ApplyJournal } from "./apply-journal.js";
+import { faultPoint } from "./faults.js";
+import { emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunApplied, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
 
 /** Time-sortable and unique across daemons: `r20261121T101500-3f9a1c`. */
 export function newRunId(now = new Date()): string {
@@ -16,10 +18,11 @@ const HEARTBEAT_MS = 10_000;
 
 /**
  * Keeps a run's record in the state store while it runs: counts as they
- * grow, a heartbeat so a crashed worker's run is detected, and the one
- * final write with the outcome.
+ * grow, a heartbeat so a crashed worker's run is detected, what reached
+ * the service as each bulk file goes and its result is read (the journal of
+ * the apply stages), and the one final write with the outcome.
  */
-export class RunRecorder {
+export class RunRecorder implements ApplyJournal {
   readonly record: RunRecord;
   private timer: NodeJS.Timeout | undefined;
   private readonly idle: string[] = [];
@@ -78,6 +81,61 @@ export class RunRecorder {
   /** What the connection learned (an accepted host key), kept with the run. */
   noteConnection(facts: Record<string, string>): void {
     if (Object.keys(facts).length > 0) this.record.connection = { ...this.record.connection, ...facts };
+  }
+
+  async planned(files: number): Promise<void> {
+    const applied = this.applied();
+    applied.planned_files = (applied.planned_files ?? 0) + files;
+    await this.saveApply();
+  }
+
+  async sending(name: string, rows: number): Promise<void> {
+    this.applied();
+    this.record.unconfirmed_files = [...(this.record.unconfirmed_files ?? []).filter((f) => f.name !== name), { name, rows, job: null }];
+    await this.saveApply();
+  }
+
+  /** An order body has no job: its answer is its result, and nothing is written until it is read. */
+  async accepted(name: string, job: string | null): Promise<void> {
+    if (job !== null) {
+      this.record.unconfirmed_files = (this.record.unconfirmed_files ?? []).map((f) => (f.name === name ? { ...f, job } : f));
+      await this.saveApply();
+    }
+    faultPoint("after-send", this.sent());
+  }
+
+  async confirmed(name: string, kind: AppliedKind, succeeded: number, failed: number): Promise<void> {
+    const applied = this.applied();
+    applied.files++;
+    applied[kind] += succeeded;
+    applied.failed += failed;
+    await this.notSent(name);
+    faultPoint("after-result", applied.files);
+  }
+
+  async notSent(name: string): Promise<void> {
+    this.record.unconfirmed_files = (this.record.unconfirmed_files ?? []).filter((f) => f.name !== name);
+    await this.saveApply();
+  }
+
+  private applied(): RunApplied {
+    return (this.record.applied ??= { files: 0, planned_files: 0, created: 0, updated: 0, removed: 0, failed: 0 });
+  }
+
+  /** Files sent so far: those read and those still unconfirmed. */
+  private sent(): number {
+    return (this.record.applied?.files ?? 0) + (this.record.unconfirmed_files?.length ?? 0);
+  }
+
+  /**
+   * Written before the next step, not in the background as the heartbeat is:
+   * a kill right after a file goes must find it in the record. The counts go
+   * along, so the record also holds the plan the files came from.
+   */
+  private async saveApply(): Promise<void> {
+    const { applied, unconfirmed_files, counts } = this.record;
+    this.record.heartbeat = new Date().toISOString();
+    await this.store.updateRun(this.record.id, { applied, unconfirmed_files, counts, heartbeat: this.record.heartbeat });
   }
 
   private async beat(): Promise<void> {

@@ -60,6 +60,15 @@ export function utcDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/**
+ * An error of `submitBulk` after which the upload may be on the service (the
+ * job list could not tell): the run record keeps such a file as sent with
+ * its result unknown, not as never sent.
+ */
+export function mayHaveReached(err: ConveyorError): boolean {
+  return err.details.maybe_sent === true;
+}
+
 /** A failure after which the service may or may not hold the upload. */
 function ambiguous(err: ConveyorError): boolean {
   return err.code === "service_unavailable" && err.details.sent !== false;
@@ -140,12 +149,12 @@ export async function submitBulk(caller: ServiceCaller, filePath: string, option
     const job = await findSubmitted(caller, options.name, sha256, since, options.signal).catch((err: unknown) => {
       throw new ConveyorError("service_unavailable", `bulk upload "${options.name}" may have reached the service, and its job list cannot be read to tell: ${toConveyorError(err).message}`, {
         cause: err,
-        details: label,
+        details: { ...label, maybe_sent: true },
         hint: "It is not sent again, so no row is applied twice; check the service's bulk jobs of today, then run the automation again.",
       });
     });
     if (job) {
-      if (!job.bulk_file) throw new ConveyorError("service_http", `bulk job "${options.name}" is listed without a bulk_file`, { details: label });
+      if (!job.bulk_file) throw new ConveyorError("service_http", `bulk job "${options.name}" is listed without a bulk_file`, { details: { ...label, maybe_sent: true } });
       return { bulk_file: job.bulk_file, rows: job.rows ?? 0 };
     }
   }

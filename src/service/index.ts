@@ -4,7 +4,7 @@ export { HttpTransport, newCounter, rateClass, serviceAgent, type RequestCounter
 export { TokenBucketLimiter, sharedLimiter, SEED_LIMITS, type RateLimiter, type RateClass, type RateLimits, type RateLimitHeaders } from "./limiter.js";
 export type { Item, ItemPage, ItemAction } from "./items.js";
 export type { BulkSubmitted, BulkStatus, BulkState, BulkResultRow, BulkJob, SubmitOptions, WaitOptions } from "./bulk.js";
-export { fileSha256 } from "./bulk.js";
+export { fileSha256, mayHaveReached } from "./bulk.js";
 export type { ExportRequest, ExportStatus } from "./exports.js";
 export type { Order, OrderBulk, OrderQuery, OrderList, MutationResult } from "./orders.js";
 export type { LogSearch, LogRecord, LogPage } from "./logs.js";

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ConveyorError } from "../errors.js";
 import { inTransaction, openPgPool, parsePgUrl, type PgOptions } from "./pg-connect.js";
 import { PgDebugFiles } from "./pg-debug-files.js";
+import { interruptedError } from "./interrupted.js";
 import { insertLogs, searchLogs } from "./pg-logs.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import type {
@@ -19,11 +20,6 @@ import type {
 } from "./types.js";
 
 const CHUNK = 10_000;
-
-const INTERRUPTED = {
-  code: "interrupted",
-  message: "interrupted: the worker stopped before the run finished; nothing was committed, the next run does the work again",
-};
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -105,7 +101,7 @@ export class PostgresStore implements StateStore {
          WHERE outcome IS NULL AND (heartbeat IS NULL OR heartbeat < $1 OR id = ANY($3::text[])) RETURNING body`,
         [staleBefore.toISOString(), finished, [...dead]],
       );
-      const marked = rows.map((r): RunRecord => ({ ...r.body, outcome: "failed", finished, error: { ...INTERRUPTED } }));
+      const marked = rows.map((r): RunRecord => ({ ...r.body, outcome: "failed", finished, error: interruptedError(r.body) }));
       if (marked.length) {
         await client.query("UPDATE runs SET body = u.body FROM unnest($1::text[], $2::json[]) AS u(id, body) WHERE runs.id = u.id", [
           marked.map((r) => r.id),

@@ -3,6 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import { FolderDebugFiles } from "./debug-files.js";
+import { interruptedError } from "./interrupted.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
@@ -119,13 +120,15 @@ export class SqliteStore implements StateStore {
     const finished = new Date().toISOString();
     const out: RunRecord[] = [];
     for (const { id } of stale) {
+      const run = this.readRun(id);
+      if (!run) continue;
       await this.updateRun(id, {
         outcome: "failed",
         finished,
-        error: { code: "interrupted", message: "interrupted: the worker stopped before the run finished; nothing was committed, the next run does the work again" },
+        error: interruptedError(run),
       });
-      const run = this.readRun(id);
-      if (run) out.push(run);
+      const marked = this.readRun(id);
+      if (marked) out.push(marked);
     }
     return out;
   }

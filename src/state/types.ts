@@ -24,6 +24,31 @@ export interface RunCounts {
   merged: number;
 }
 
+/**
+ * What reached the service, as it confirmed it: the rows of every bulk file
+ * (an order run: every request body) whose result was read, by the change
+ * the file made. Kept as each result is read, so a run killed mid-apply
+ * leaves a record that says what the service holds.
+ */
+export interface RunApplied {
+  /** Files (bodies) whose result was read. */
+  files: number;
+  /** Files (bodies) the applied passes were to send, read or not. */
+  planned_files?: number;
+  created: number;
+  updated: number;
+  removed: number;
+  failed: number;
+}
+
+/** A file (body) sent whose result was never read: the service may hold some, all or none of its rows. */
+export interface UnconfirmedFile {
+  name: string;
+  rows: number;
+  /** The service's job (bulk_file) when its answer to the upload came back. */
+  job: string | null;
+}
+
 export interface RunFile {
   name: string;
   size: number;
@@ -66,6 +91,10 @@ export interface RunRecord extends RunSubject, RunParameters {
   connection?: Record<string, string>;
   /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */
   error: { code: string; message: string; hint?: string } | null;
+  /** What the service confirmed so far (absent until a live run applies). */
+  applied?: RunApplied;
+  /** Files sent whose result was not read: a run that ends with any was interrupted or failed mid-apply. */
+  unconfirmed_files?: UnconfirmedFile[];
   /** Last sign of life of a running run: a run whose heartbeat stopped was interrupted. */
   heartbeat: string | null;
 }
