@@ -2,6 +2,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runSummary } from "../../src/cli-output/summary.js";
+import type { OrderDraft } from "../../src/mapping/index.js";
+import { planOrder, type OrderPlanConfig } from "../../src/pipeline/plan-orders.js";
+import { countSame } from "../../src/pipeline/plan.js";
+import type { Order } from "../../src/service/index.js";
+import { emptyCounts, type RunRecord } from "../../src/state/index.js";
 import { csv, openHarness, type Harness } from "./harness.js";
 
 /**
@@ -71,5 +76,39 @@ describe("fields the service holds already", () => {
     expect(debug.counts).toMatchObject({ update: 1, unchanged: 19, same: 0, same_fields: 1 });
     const plan = debugFile(h, debug.id, "plan.csv").split("\r\n").slice(1, -1);
     expect(plan).toEqual(["update,edit,BN0002,title,Bolt 2,Bolt 2 M8,changed", "update,edit,BN0002,stock,148,150,changed", "update,edit,BN0002,cost,3.02,3.02,same"]);
+  });
+});
+
+describe("an order's fields the service holds already", () => {
+  const draft = (fields: Record<string, string>): OrderDraft => ({ identifier: "A-1", fields: { ordernumber: "A-1", ...fields }, billing: null, shipping: null, items: [], shipments: [], refunds: [], lines: [2], ignored: new Set() });
+  const service: Order = { oid: 7, ordernumber: "A-1", status: "PENDING", email: "a@example.com" };
+  const config = (fields: string[] | null): OrderPlanConfig => ({ identifier: "ordernumber", create: true, update: true, remove: false, liveDiff: { fields: fields && new Set(fields), tolerance: 0 } });
+
+  it("are left out of an update when compared, and marked when they ride along with a change", () => {
+    // Every field compared: the email the service holds is not sent.
+    const all = planOrder(config(null), { draft: draft({ status: "READY", email: "a@example.com" }), service, snapshot: undefined });
+    expect("op" in all && all.op.changes).toEqual([{ field: "status", before: "PENDING", after: "READY", same: false }]);
+    // Only the status compared: the email rides along with its change, marked as the service's.
+    const some = planOrder(config(["status"]), { draft: draft({ status: "READY", email: "a@example.com" }), service, snapshot: undefined });
+    expect("op" in some && some.op.changes).toEqual([
+      { field: "status", before: "PENDING", after: "READY", same: false },
+      { field: "email", before: "a@example.com", after: "a@example.com", same: true },
+    ]);
+    const counts = { same: 0, same_fields: 0 };
+    if ("op" in some) countSame(counts, some.op);
+    expect(counts).toEqual({ same: 0, same_fields: 1 });
+  });
+});
+
+describe("the summary's same figure", () => {
+  it("is in the singular for one, and absent when no field was the same", () => {
+    const record = (same: number, sameFields: number): RunRecord => ({
+      id: "r20261125T101500-abc123", automation: "stock", account: "demo", mode: "debug", trigger: "manual", diff: false, force: false, notify: false, email: null,
+      started: "2026-11-25T10:15:00.000Z", finished: "2026-11-25T10:15:02.000Z", outcome: "success", counts: { ...emptyCounts(), rows: 2, update: 2, same, same_fields: sameFields },
+      requests: { read: 1, write: 1 }, bytes: 0, files: [], debug_files: [], guard: null, error: null, heartbeat: null,
+    });
+    expect(runSummary(record(1, 1))).toMatch(/same as service\s+│ 1 field sent all the same, 1 update changes nothing/);
+    expect(runSummary(record(0, 2))).toMatch(/same as service\s+│ 2 fields sent all the same\s/);
+    expect(runSummary(record(0, 0))).not.toContain("same as service");
   });
 });
