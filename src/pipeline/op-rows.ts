@@ -31,10 +31,10 @@ export function opRow(op: PlannedOp): OpRow {
 }
 
 /**
- * The last column keeps the first six where scripts read them: `new` for a
- * created record's field, `same` where the service holds the new value
- * already (a full run sends it all the same), `changed` otherwise, and
- * empty on a line that names no field (a removal, a skip).
+ * `change` comes last so that the first six columns stay where scripts read
+ * them: `new` for a created record's field, `same` where the service holds
+ * the new value already (a full run sends it all the same), `changed`
+ * otherwise, and empty on a line that names no field (a removal, a skip).
  */
 export const PLAN_HEADER = "operation,action,identifier,field,before,after,change\r\n";
 
