@@ -55,6 +55,8 @@ describe("fields the service holds already", () => {
     // The bulk file a live run would send still carries every field.
     expect(debugFile(h, debug.id, "bulk-1.csv").split("\r\n")).toContain("edit,BN0003,Bolt 3,148,3.03");
     expect(JSON.parse(debugFile(h, debug.id, "summary.json")).counts).toMatchObject({ same: 19, same_fields: 59 });
+    // The stored record, which `conveyor runs` and the API read, keeps them.
+    expect((await h.worker.env.store.getRun(debug.id))?.counts).toMatchObject({ same: 19, same_fields: 59 });
     const summary = runSummary(debug);
     expect(summary).toMatch(/changes\s+│ 0 create, 20 update, 0 unchanged/);
     expect(summary).toMatch(/same as service\s+│ 59 fields sent all the same, 19 updates change nothing/);
