@@ -72,7 +72,8 @@ export function planProduct(config: ProductPlanConfig, input: ProductPlanInput):
   }
   if (!config.create) return op("skipped", null, input, [], "not in scope, and the file config has no create");
   const changes: FieldChange[] = [];
-  for (const field in values) if (settable(field, config, ignored)) changes.push({ field, before: null, after: values[field] ?? "", same: false });
+  // No `same` here: a created record's fields have no value before, and a million creates keep their smaller objects.
+  for (const field in values) if (settable(field, config, ignored)) changes.push({ field, before: null, after: values[field] ?? "" });
   return op("create", config.create, input, changes);
 }
 
