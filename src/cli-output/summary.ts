@@ -17,6 +17,8 @@ export function runSummary(run: RunRecord): string {
     { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped${c.merged ? `, ${c.merged} merged into earlier rows` : ""}` },
     // A live run stopped part way applied part of its plan: its counts are what it planned, not what it did.
     { [cutShort(run) ? "planned" : "changes"]: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
+    // Fields planned with the value the service holds already (plan.csv's `same`); records from before this count have none.
+    ...(c.same_fields ? [{ "same as service": sameFigure(c.same_fields, c.same ?? 0) }] : []),
     { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
     { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },
     ...(run.connection?.host_key ? [{ "host key": run.connection.host_key }] : []),
@@ -28,6 +30,11 @@ export function runSummary(run: RunRecord): string {
   if (cutShort(run)) lines.push(`part of the plan may have been applied: the log records with job_id ${run.id} give each record's result; the next run sends what is missing`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
   return `${lines.join("\n")}\n`;
+}
+
+function sameFigure(fields: number, updates: number): string {
+  const text = `${fields} ${fields === 1 ? "field" : "fields"} sent all the same`;
+  return updates ? `${text}, ${updates} ${updates === 1 ? "update changes" : "updates change"} nothing` : text;
 }
 
 function cutShort(run: RunRecord): boolean {

@@ -17,6 +17,8 @@ export interface FieldChange {
   field: string;
   before: string | null;
   after: string;
+  /** The service holds this value already (read in the scope, equal as `sameValue` compares): plan.csv says `same`. */
+  same?: boolean;
 }
 
 export interface DiffOptions {
@@ -26,10 +28,17 @@ export interface DiffOptions {
   live?: { values: Record<string, string>; fields: ReadonlySet<string> | null; tolerance: number } | undefined;
   /** Where the "before" of a change comes from: the service's record when read, else the snapshot. */
   before?: Record<string, string> | undefined;
+  /**
+   * Run diff: a field whose value the service holds already is dropped too, as one equal to the snapshot is.
+   * Only the fields the scope read are known; a debug diff run reads the same fields as a live one.
+   */
+  dropSame?: boolean;
 }
 
 /**
- * The fields an update carries. Run diff drops fields equal to the snapshot.
+ * The fields an update carries, each marked `same` when the service's value
+ * (when the scope read it) is the new one. Run diff drops fields equal to the
+ * snapshot, and those marked `same`.
  * Live diff compares the `diff_fields` (all fields when none are named) with
  * the service: equal ones are dropped, and when none of them differs the
  * fields outside `diff_fields` are dropped too, so an unchanged record is
@@ -44,5 +53,15 @@ export function changedFields(values: Record<string, string>, fields: readonly s
     const anyCompared = keep.some((f) => compared(f) && differs(f));
     keep = keep.filter((f) => (compared(f) ? differs(f) : anyCompared));
   }
-  return keep.map((field) => ({ field, before: options.before?.[field] ?? options.snapshot?.[field] ?? null, after: values[field] ?? "" }));
+  const service = options.before;
+  const changes: FieldChange[] = [];
+  for (const field of keep) {
+    const after = values[field] ?? "";
+    const held = service?.[field];
+    // Most fields of a full run's update are the service's exact text: compared without trimming first.
+    const same = held !== undefined && (held === after || sameValue(held, after));
+    if (same && options.dropSame) continue;
+    changes.push({ field, before: held ?? options.snapshot?.[field] ?? null, after, same });
+  }
+  return changes;
 }

@@ -12,7 +12,7 @@ import { checkGuards, type GuardTrip } from "./guards.js";
 import type { ProductPassInput } from "./import-products.js";
 import { OrderBodyBatcher, type OrderBody } from "./order-bodies.js";
 import { orderScalars, planArchive, planOrder, type OrderPlanConfig } from "./plan-orders.js";
-import type { PlannedOp } from "./plan.js";
+import { countSame, type PlannedOp } from "./plan.js";
 import { notPlannedLog } from "./logs.js";
 import { readAndMap } from "./read.js";
 import { normalizeId, readOrderScope } from "./scope-orders.js";
@@ -132,6 +132,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   const batcher = new OrderBodyBatcher(path.join(input.workDir, "bodies"), input.bulkRows);
   const record = async (op: PlannedOp): Promise<void> => {
     counts[op.kind] += 1;
+    countSame(counts, op);
     await input.debug.addPlan(op);
     if (op.kind === "skipped" && input.live) input.logs.add({ action: "skip", identifier: op.identifier, result: "warning", message: { reason: op.reason ?? "" } });
   };

@@ -169,6 +169,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
     page = [];
     await done.planRemovals();
     for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
+    for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key];
     counts.row_errors += done.rowErrors;
     await reportDeferred(input, work);
     const { files: bulkFiles, planned } = await output.finish();

@@ -1,6 +1,6 @@
 import { csvCell } from "./csv-cell.js";
 import { cellBound, putBytes, putCell } from "./csv-bytes.js";
-import type { OpView } from "./op-pages.js";
+import { sameAt, type OpView } from "./op-pages.js";
 
 /**
  * plan.csv lines and bulk file rows of a page's operations, written as
@@ -13,6 +13,11 @@ const COMMA = 44;
 const CR = 13;
 const LF = 10;
 const NONE = new Uint8Array(0);
+/** plan.csv's last cell of a field's line, with its comma (op-rows.ts changeCell). */
+const NEW = Buffer.from(",new");
+const SAME = Buffer.from(",same");
+const CHANGED = Buffer.from(",changed");
+const CHANGE_BOUND = CHANGED.length;
 
 export class OpBytes {
   /** The page's text as bytes: one byte per character, since it is ASCII. */
@@ -40,12 +45,12 @@ export class OpBytes {
   /** The most bytes `plan` writes for this operation. */
   planBound(view: OpView): number {
     const head = this.head(view).length + cellBound(this.length(view, view.identifier)) + 1;
-    if (view.columns.length === 0) return head + 2 + (view.reason < 0 ? 0 : cellBound(this.length(view, view.reason))) + 2;
+    if (view.columns.length === 0) return head + 2 + (view.reason < 0 ? 0 : cellBound(this.length(view, view.reason))) + 3;
     let bound = 0;
     const fields = this.fields(view.columns);
     for (let i = 0; i < view.columns.length; i++) {
       const before = view.before < 0 ? 0 : cellBound(this.length(view, view.before + i));
-      bound += head + (fields[i]?.length ?? 0) + before + 1 + cellBound(this.length(view, view.after + i)) + 2;
+      bound += head + (fields[i]?.length ?? 0) + before + 1 + cellBound(this.length(view, view.after + i)) + CHANGE_BOUND + 2;
     }
     return bound;
   }
@@ -61,11 +66,13 @@ export class OpBytes {
       dst[to++] = COMMA;
       dst[to++] = COMMA;
       if (view.reason >= 0) to = this.cell(view, view.reason, dst, to);
+      dst[to++] = COMMA;
       dst[to++] = CR;
       dst[to++] = LF;
       return to;
     }
     const fields = this.fields(view.columns);
+    const created = view.kind === "create";
     for (let i = 0; i < view.columns.length; i++) {
       if (i > 0) {
         dst.copyWithin(to, start, prefixEnd);
@@ -75,6 +82,7 @@ export class OpBytes {
       if (view.before >= 0) to = this.cell(view, view.before + i, dst, to);
       dst[to++] = COMMA;
       to = this.cell(view, view.after + i, dst, to);
+      to = putBytes(created ? NEW : sameAt(view, i) ? SAME : CHANGED, dst, to);
       dst[to++] = CR;
       dst[to++] = LF;
     }

@@ -19,15 +19,29 @@ export interface OpRow {
   after: readonly string[];
   /** The values before, "" where there was none; null when no field had one (a create). */
   before: readonly string[] | null;
+  /** Per column, whether the service holds the new value already; null when none does. */
+  same: readonly boolean[] | null;
 }
 
 export function opRow(op: PlannedOp): OpRow {
   const columns = op.changes.map((c) => c.field);
   const before = op.changes.some((c) => c.before !== null) ? op.changes.map((c) => c.before ?? "") : null;
-  return { kind: op.kind, action: op.action, identifier: op.identifier, reason: op.reason, columns, after: op.changes.map((c) => c.after), before };
+  const same = op.changes.some((c) => c.same === true) ? op.changes.map((c) => c.same === true) : null;
+  return { kind: op.kind, action: op.action, identifier: op.identifier, reason: op.reason, columns, after: op.changes.map((c) => c.after), before, same };
 }
 
-export const PLAN_HEADER = "operation,action,identifier,field,before,after\r\n";
+/**
+ * `change` comes last so that the first six columns stay where scripts read
+ * them: `new` for a created record's field, `same` where the service holds
+ * the new value already (a full run sends it all the same), `changed`
+ * otherwise, and empty on a line that names no field (a removal, a skip).
+ */
+export const PLAN_HEADER = "operation,action,identifier,field,before,after,change\r\n";
+
+export function changeCell(kind: OpKind, same: boolean): "new" | "same" | "changed" {
+  if (kind === "create") return "new";
+  return same ? "same" : "changed";
+}
 
 /** plan.csv opened to append to (an earlier pass of the run may have written lines), its header written into a new or empty file. */
 export async function openPlanFile(file: string, options: { blocking?: boolean } = {}): Promise<ByteSink> {
@@ -38,8 +52,8 @@ export async function openPlanFile(file: string, options: { blocking?: boolean }
 }
 
 /**
- * The lines of plan.csv (runs.md, "Debug mode"): one per changed field, or
- * one with the reason for an operation that changes none. The secret mask
+ * The lines of plan.csv (runs.md, "Debug mode"): one per field an operation
+ * sets, or one with the reason for an operation that sets none. The secret mask
  * runs only on the values of an operation where a value holds a secret (a
  * test per value, no joined copy): a million creates are eleven million lines.
  */
@@ -52,14 +66,14 @@ export class PlanLines {
    */
   text(op: OpRow, afterCells: readonly string[], mayHoldSecret = true): string {
     const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
-    if (op.columns.length === 0) return `${prefix},,${cell(op.reason ?? "")}\r\n`;
-    const { after, before } = op;
+    if (op.columns.length === 0) return `${prefix},,${cell(op.reason ?? "")},\r\n`;
+    const { after, before, same } = op;
     const masked = mayHoldSecret && (after.some(hasSecret) || (before !== null && before.some(hasSecret)));
     let text = "";
     for (let i = 0; i < op.columns.length; i++) {
       const was = before?.[i] ?? "";
       const now = masked ? cell(maskSecrets(after[i] ?? "")) : (afterCells[i] ?? "");
-      text += `${prefix}${this.fieldCell(op.columns[i] ?? "")},${cell(masked ? maskSecrets(was) : was)},${now}\r\n`;
+      text += `${prefix}${this.fieldCell(op.columns[i] ?? "")},${cell(masked ? maskSecrets(was) : was)},${now},${changeCell(op.kind, same?.[i] === true)}\r\n`;
     }
     return text;
   }

@@ -38,6 +38,8 @@ export interface ProductPlanInput {
   service: Record<string, string> | undefined;
   /** Run diff: what this automation last applied for the identifier. */
   snapshot: Record<string, string> | undefined;
+  /** A run diff: fields the service holds already are dropped, as those equal to the snapshot are. */
+  diff?: boolean;
 }
 
 /** Every operation is built with the same properties in the same order: one object shape for a million of them. */
@@ -63,12 +65,14 @@ export function planProduct(config: ProductPlanConfig, input: ProductPlanInput):
       snapshot: input.snapshot,
       live: config.liveDiff ? { values: input.service, ...config.liveDiff } : undefined,
       before: input.service,
+      dropSame: input.diff === true,
     });
     if (changes.length === 0) return op("unchanged", null, input, changes);
     return op("update", config.update, input, changes);
   }
   if (!config.create) return op("skipped", null, input, [], "not in scope, and the file config has no create");
   const changes: FieldChange[] = [];
+  // No `same` here: a created record's fields have no value before, and a million creates keep their smaller objects.
   for (const field in values) if (settable(field, config, ignored)) changes.push({ field, before: null, after: values[field] ?? "" });
   return op("create", config.create, input, changes);
 }
@@ -86,6 +90,25 @@ export interface PlanCounts {
   skipped: number;
 }
 
+/** RunCounts' figures of fields planned with the value the service holds already (plan.csv's `same`). */
+export interface SameCounts {
+  /** Fields marked `same`. */
+  same_fields: number;
+  /** Updates whose every field is `same`: sent all the same by a full run, `unchanged` in a diff run. */
+  same: number;
+}
+
 export function countOp(counts: PlanCounts, op: PlannedOp): void {
   counts[op.kind] += 1;
+}
+
+/** Adds an operation's `same` fields; only an update has any (a create's fields have no value before). */
+export function countSame(counts: SameCounts, op: PlannedOp): void {
+  if (op.kind !== "update") return;
+  const { changes } = op;
+  let same = 0;
+  for (let i = 0; i < changes.length; i++) if (changes[i]?.same === true) same++;
+  if (same === 0) return;
+  counts.same_fields += same;
+  if (same === changes.length) counts.same += 1;
 }

@@ -1,7 +1,7 @@
 import type { SourceRow } from "../formats/index.js";
 import type { ImportMapper } from "../mapping/index.js";
 import type { StateStore } from "../state/index.js";
-import { planProduct, planRemoval, type PlanCounts, type PlannedOp, type ProductPlanConfig } from "./plan.js";
+import { countSame, planProduct, planRemoval, type PlanCounts, type PlannedOp, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import type { WorkDb } from "./workdb.js";
 
 /** Where planned operations go to be written (an OpWriter): a promise only when the writer is behind. */
@@ -43,6 +43,7 @@ const NO_TEXT = new Map<string, string>();
 
 export class ProductPlanner {
   readonly counts: PlanCounts = { create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0 };
+  readonly same: SameCounts = { same_fields: 0, same: 0 };
   rowErrors = 0;
   removals = 0;
 
@@ -83,7 +84,7 @@ export class ProductPlanner {
         continue;
       }
       const before = stored === undefined ? undefined : (JSON.parse(stored) as Record<string, string>);
-      const op = planProduct(o.plan, { identifier: row.identifier, line: row.line, values, ignored, service, snapshot: before });
+      const op = planProduct(o.plan, { identifier: row.identifier, line: row.line, values, ignored, service, snapshot: before, diff: o.diff });
       const waiting = this.record(op);
       if (waiting) await waiting;
       // A snapshot entry that already holds these exact values is left alone: in a diff run that is most of a daily feed, not rewritten.
@@ -108,6 +109,7 @@ export class ProductPlanner {
   /** Awaited only when a writer has a chunk to write. */
   private record(op: PlannedOp): Promise<void> | undefined {
     this.counts[op.kind] += 1;
+    countSame(this.same, op);
     if (op.kind === "skipped" && this.o.live) this.o.work.addDeferred({ kind: "skip", line: op.line, identifier: op.identifier, message: op.reason ?? "" });
     return this.o.output.add(op);
   }

@@ -22,6 +22,10 @@ export interface RunCounts {
   failed: number;
   /** Rows that shared an identifier with an earlier row (products: the last one won; orders: they joined its order). */
   merged: number;
+  /** Planned fields whose new value the service holds already (plan.csv's `same`); records before this count have none. */
+  same_fields: number;
+  /** Updates whose every field the service holds already: a full run sends them all the same, a diff run plans them `unchanged`. */
+  same: number;
 }
 
 /**
@@ -100,7 +104,7 @@ export interface RunRecord extends RunSubject, RunParameters {
 }
 
 export function emptyCounts(): RunCounts {
-  return { rows: 0, row_errors: 0, create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0, failed: 0, merged: 0 };
+  return { rows: 0, row_errors: 0, create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0, failed: 0, merged: 0, same_fields: 0, same: 0 };
 }
 
 /** The seed's status object (v3 part 2.2), derived from run records. */

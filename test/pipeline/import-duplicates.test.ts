@@ -38,7 +38,7 @@ describe("duplicate identifiers", () => {
     expect(bulk.slice(1).map((l) => l.split(",")[1])).toEqual(["P0", "P1", "P2", "P4", "P5", "P7", "P6", "P3"]);
     expect(bulk.at(-1)).toBe("add,P3,Part 3 last,333");
     const plan = debugFile(h, debug.id, "plan.csv").trim().split(/\r\n/);
-    expect(plan.filter((l) => l.includes(",P3,"))).toEqual(["create,add,P3,title,,Part 3 last", "create,add,P3,stock,,333"]);
+    expect(plan.filter((l) => l.includes(",P3,"))).toEqual(["create,add,P3,title,,Part 3 last,new", "create,add,P3,stock,,333,new"]);
     expect(plan).toHaveLength(1 + 8 * 2);
     expect(debug.debug_files?.filter((f) => f.startsWith("bulk-"))).toEqual(["bulk-1.csv"]);
 

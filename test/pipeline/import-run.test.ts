@@ -74,8 +74,8 @@ describe("product import run", () => {
     expect(await h.worker.env.store.ledgerHas(`${automation.slug}#0`, { path: "feed-1.csv", size: 0, modified: null })).toBe(false);
     expect(existsSync(statePath)).toBe(true);
     const plan = debugFile(h, debug.id, "plan.csv").split(/\r?\n/);
-    expect(plan[0]).toBe("operation,action,identifier,field,before,after");
-    expect(plan).toContain("create,add,P00001,stock,,1");
+    expect(plan[0]).toBe("operation,action,identifier,field,before,after,change");
+    expect(plan).toContain("create,add,P00001,stock,,1,new");
 
     const live = await h.run(automation);
     expect(live.outcome).toBe("success");
@@ -211,8 +211,8 @@ describe("guards stop before any write", () => {
     const debug = await h.run(h.automation({ field_map: FIELD_MAP, update: "edit" }), { mode: "debug" });
     expect(debug.counts.update).toBe(100);
     const plan = debugFile(h, debug.id, "plan.csv").split(/\r?\n/);
-    expect(plan).toContain("update,edit,P00001,stock,1,9");
-    expect(plan).toContain("update,edit,P00001,cost,1.5,1.5");
+    expect(plan).toContain("update,edit,P00001,stock,1,9,changed");
+    expect(plan).toContain("update,edit,P00001,cost,1.5,1.5,same");
   });
 
   it("a record skipped by a rule or whose row failed is still in the feed: remove leaves it alone", async () => {

@@ -19,7 +19,9 @@ function ops(count: number): PlannedOp[] {
   const out: PlannedOp[] = [];
   for (let i = 0; i < count; i++) {
     const odd = ODD[i % ODD.length] ?? "";
-    if (i % 7 === 3) out.push({ kind: "update", action: "edit", identifier: `U${i}`, line: i + 2, changes: [{ field: "stock", before: i % 2 ? null : "1", after: String(i) }] });
+    // An even update's service holds its stock already when it is a multiple of 3: plan.csv says `same`.
+    const same = i % 2 === 0 && i % 3 === 0;
+    if (i % 7 === 3) out.push({ kind: "update", action: "edit", identifier: `U${i}`, line: i + 2, changes: [{ field: "stock", before: i % 2 ? null : same ? String(i) : "1", after: String(i), same }] });
     else if (i % 11 === 5) out.push({ kind: "remove", action: "end", identifier: `R${i}`, line: null, changes: [] });
     else if (i % 13 === 6) out.push({ kind: "skipped", action: null, identifier: `S${i}`, line: i + 2, changes: [], reason: `no update, ${odd}` });
     else out.push({ kind: "create", action: "add", identifier: `C${i}${odd}`, line: i + 2, changes: [{ field: "title", before: null, after: `Title ${odd}` }, { field: "stock", before: null, after: String(i) }] });
@@ -72,7 +74,9 @@ describe("OpFiles", () => {
   it("writes a page as bytes exactly as it writes its operations as strings", async () => {
     const next = random(20261125);
     const planned: PlannedOp[] = [];
-    const fieldSets = [["title", "stock"], ["stock"], ["a,b", ' "q" '], ["description"]];
+    // Forty columns: an operation's `same` marks take two words.
+    const wide = Array.from({ length: 40 }, (_, k) => `f${k}`);
+    const fieldSets = [["title", "stock"], ["stock"], ["a,b", ' "q" '], ["description"], wide];
     for (let i = 0; i < 4000; i++) {
       const fields = fieldSets[Math.floor(next() * fieldSets.length)] ?? [];
       const roll = next();
@@ -80,7 +84,7 @@ describe("OpFiles", () => {
       if (roll < 0.05) planned.push({ kind: "remove", action: "end", identifier: `R${i}`, line: null, changes: [] });
       else if (roll < 0.1) planned.push({ kind: "skipped", action: null, identifier: asciiValue(next) || `S${i}`, line: i, changes: [], reason: asciiValue(next) });
       else if (roll < 0.15) planned.push({ kind: "unchanged", action: null, identifier: `N${i}`, line: i, changes: [] });
-      else if (roll < 0.5) planned.push({ kind: "update", action: "edit", identifier: `U${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: next() < 0.3 ? null : value(), after: value() })) });
+      else if (roll < 0.5) planned.push({ kind: "update", action: "edit", identifier: `U${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: next() < 0.3 ? null : value(), after: value(), same: next() < 0.4 })) });
       else planned.push({ kind: "create", action: "add", identifier: `C${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: null, after: value() })) });
     }
     const [asBytes, asStrings] = [folder(), folder()];
@@ -108,6 +112,8 @@ describe("OpFiles", () => {
     expect(plan).toMatch(/""/);
     expect(plan).toMatch(/," [^"]*"|,"\t/);
     expect(plan).toContain("x".repeat(40_000));
+    expect(plan).toMatch(/^update,edit,U\d+.*,f39,.*,same\r$/m);
+    expect(plan).toMatch(/^update,edit,U\d+.*,f39,.*,changed\r$/m);
   });
 });
 
@@ -134,17 +140,19 @@ describe("OpWriter", () => {
     expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
     expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
     const plan = readFileSync(path.join(threaded, "plan.csv"), "utf8");
-    expect(plan.startsWith("operation,action,identifier,field,before,after\r\n")).toBe(true);
-    expect(plan).toContain('create,add,"C2say ""hi""",title,,"Title say ""hi"""\r\n');
-    expect(plan).toContain("update,edit,U10,stock,1,10\r\n");
-    expect(plan).toContain('skipped,,S6,,,"no update, \u0000nul\u001fsep"\r\n');
+    expect(plan.startsWith("operation,action,identifier,field,before,after,change\r\n")).toBe(true);
+    expect(plan).toContain('create,add,"C2say ""hi""",title,,"Title say ""hi""",new\r\n');
+    expect(plan).toContain("update,edit,U10,stock,1,10,changed\r\n");
+    expect(plan).toContain("update,edit,U24,stock,24,24,same\r\n");
+    expect(plan).toContain('skipped,,S6,,,"no update, \u0000nul\u001fsep",\r\n');
+    expect(plan).toContain("remove,end,R5,,,,\r\n");
   });
 
   it("appends to the plan of an earlier pass, and a discarded plan is cut back to it", async () => {
     const dir = folder();
     mkdirSync(path.join(dir, "bulk"));
     const planPath = path.join(dir, "plan.csv");
-    const earlier = "operation,action,identifier,field,before,after\r\ncreate,create,O1,status,,open\r\n";
+    const earlier = "operation,action,identifier,field,before,after,change\r\ncreate,create,O1,status,,open,new\r\n";
     writeFileSync(planPath, earlier);
     const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath });
     try {
@@ -159,7 +167,7 @@ describe("OpWriter", () => {
     } finally {
       await writer.close();
     }
-    expect(readFileSync(planPath, "utf8")).toBe(`${earlier}create,add,A1,title,,again\r\n`);
+    expect(readFileSync(planPath, "utf8")).toBe(`${earlier}create,add,A1,title,,again,new\r\n`);
     expect(readFileSync(path.join(dir, "bulk", "bulk-1.csv"), "utf8")).toBe("action,guid,title\r\nadd,A1,again\r\n");
   });
 
@@ -177,7 +185,7 @@ describe("OpWriter", () => {
     }
     const plan = readFileSync(planPath, "utf8");
     expect(plan).not.toContain("late-Token-4711-xyz");
-    expect(plan).toContain(`create,add,A1,note,,key ${MASK} here`);
+    expect(plan).toContain(`create,add,A1,note,,key ${MASK} here,new\r\n`);
   });
 
   it("fails the pass with the thread's reason when it cannot write", async () => {

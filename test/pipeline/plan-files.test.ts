@@ -58,11 +58,11 @@ describe("plan.csv", () => {
     const text = readFileSync(path.join(dir, "plan.csv"), "utf8");
     expect(text).not.toContain("supplier-Tok-77-secret");
     expect(text.split("\r\n")).toEqual([
-      "operation,action,identifier,field,before,after",
-      'create,add,A1,title,,"Plain, with a comma"',
-      "create,add,A1,note,,ok",
-      `create,add,A2,title,,leaks ${MASK} here`,
-      'create,add,A2,note,,"say ""hi"""',
+      "operation,action,identifier,field,before,after,change",
+      'create,add,A1,title,,"Plain, with a comma",new',
+      "create,add,A1,note,,ok,new",
+      `create,add,A2,title,,leaks ${MASK} here,new`,
+      'create,add,A2,note,,"say ""hi""",new',
       "",
     ]);
   });

@@ -65,16 +65,32 @@ describe("diff", () => {
 
   it("run diff keeps only fields that changed since the snapshot", () => {
     const changes = changedFields({ stock: "5", cost: "2.50" }, ["stock", "cost"], { snapshot: { stock: "5", cost: "2.40" } });
-    expect(changes).toEqual([{ field: "cost", before: "2.40", after: "2.50" }]);
+    expect(changes).toEqual([{ field: "cost", before: "2.40", after: "2.50", same: false }]);
   });
 
   it("live diff compares diff_fields with the service; uncompared fields ride along only with a change", () => {
     const live = { values: { stock: "5", price: "9.99", title: "Old" }, fields: new Set(["stock", "price"]), tolerance: 0.01 };
     expect(changedFields({ stock: "5", price: "9.995", title: "New" }, ["stock", "price", "title"], { live })).toEqual([]);
     expect(changedFields({ stock: "6", price: "9.99", title: "New" }, ["stock", "price", "title"], { live, before: live.values })).toEqual([
-      { field: "stock", before: "5", after: "6" },
-      { field: "title", before: "Old", after: "New" },
+      { field: "stock", before: "5", after: "6", same: false },
+      { field: "title", before: "Old", after: "New", same: false },
     ]);
+  });
+
+  it("marks a field whose value the service holds already as the same, and run diff drops it", () => {
+    const service = { stock: "148", cost: "3.10", title: " Bolt " };
+    const values = { stock: "148", cost: "3.42", title: "Bolt", brand: "Acme" };
+    const fields = ["stock", "cost", "title", "brand"];
+    // A full run sends every field: the service's own values are marked, one it has no value for is not.
+    expect(changedFields(values, fields, { before: service })).toEqual([
+      { field: "stock", before: "148", after: "148", same: true },
+      { field: "cost", before: "3.10", after: "3.42", same: false },
+      { field: "title", before: " Bolt ", after: "Bolt", same: true },
+      { field: "brand", before: null, after: "Acme", same: false },
+    ]);
+    // A run diff drops them, as it drops what equals the snapshot: a record with nothing else left is unchanged.
+    expect(changedFields(values, fields, { before: service, snapshot: { brand: "Acme" }, dropSame: true })).toEqual([{ field: "cost", before: "3.10", after: "3.42", same: false }]);
+    expect(changedFields({ stock: "148.0" }, ["stock"], { before: service, snapshot: {}, dropSame: true })).toEqual([]);
   });
 });
 

@@ -42,7 +42,7 @@ describe("planProduct", () => {
     const service = { guid: "A", stock: "4", cost: "1.00" };
     expect(planProduct(config, { ...input, service }).changes.map((c) => c.field)).toEqual(["stock", "cost"]);
     expect(planProduct({ ...config, liveDiff: { fields: null, tolerance: 0 } }, { ...input, service }).changes).toEqual([
-      { field: "stock", before: "4", after: "5" },
+      { field: "stock", before: "4", after: "5", same: false },
     ]);
     expect(planProduct(config, { ...input, service, snapshot: { stock: "5", cost: "1.00" } }).kind).toBe("unchanged");
   });

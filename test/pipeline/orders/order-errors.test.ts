@@ -49,7 +49,7 @@ describe("order import: row errors and refused orders", () => {
     const errors = await readDebug(env, record, "errors.csv");
     expect(errors).toContain('2,B-1,"service_actions: status ""shipped"" is not a status the service accepts');
     // A valid value in another case is written as the service spells it.
-    expect(await readDebug(env, record, "plan.csv")).toMatch(/^update,update,B-3,status,[A-Z]+,READY\r?$/m);
+    expect(await readDebug(env, record, "plan.csv")).toMatch(/^update,update,B-3,status,[A-Z]+,READY,changed\r?$/m);
   });
 
   it("over error_limit the run stops before writing", async () => {
