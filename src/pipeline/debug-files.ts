@@ -2,8 +2,10 @@ import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
+import type { FailedRecords } from "./apply-products.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
+import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
 import type { PlannedOp } from "./plan.js";
 
@@ -11,7 +13,9 @@ import type { PlannedOp } from "./plan.js";
  * The debug files of a run (runs.md, "Debug mode"). A debug run writes them
  * all; a live run keeps only `errors.csv` and `summary.json` (for the
  * notification and the run record), so a million-row live run does not pay
- * for a million-line plan. Every text passes the secret mask.
+ * for a million-line plan. errors.csv has the row errors of both and, in a
+ * live run, each record the apply stage failed, with the service's message.
+ * Every text passes the secret mask.
  */
 
 /** Hard-links a file into the debug folder (both live under the run's folder), copying only where linking fails. */
@@ -30,6 +34,13 @@ export class DebugFiles {
   private records: RecordWriter | undefined;
   private recordsKept = 0;
   private readonly names = new Set<string>();
+  /** The failed records' errors.csv lines, written in the order they failed (`set` of FailedRecords cannot wait). */
+  private failing: Promise<void> = Promise.resolve();
+  private failingError: unknown = null;
+  /** The apply stage's failed records by reason, for the run record. */
+  readonly failures = new FailureTally();
+  /** Row errors: how many, and the first one's message. */
+  readonly rowErrors: { count: number; first: string | null } = { count: 0, first: null };
 
   constructor(
     readonly folder: string,
@@ -81,9 +92,42 @@ export class DebugFiles {
     this.names.add("plan.csv");
   }
 
+  /** A row error: a row read but not planned. */
   async addError(line: number | null, identifier: string, message: string): Promise<void> {
+    this.rowErrors.count++;
+    this.rowErrors.first ??= maskSecrets(message);
+    await this.errorLine(line, identifier, message);
+  }
+
+  private async errorLine(line: number | null, identifier: string, message: string): Promise<void> {
     this.errors ??= await this.writer("errors.csv", ["line", "identifier", "message"]);
     await this.errors.write({ line: line === null ? "" : String(line), identifier, message: maskSecrets(message) });
+  }
+
+  /**
+   * The apply stage's failed records, kept in `into`: each new one is also a
+   * line of errors.csv with the service's message (no line: the bulk files
+   * carry no source line) and is counted by reason in `failures`. A record
+   * failed twice (a file's error after some of its rows were read) counts once.
+   */
+  recordFailures(into: FailedRecords): FailedRecords {
+    return {
+      set: (identifier: string, message: string) => {
+        if (into.has(identifier)) return into.set(identifier, message);
+        this.failures.add(identifier, message);
+        this.failing = this.failing
+          .then(() => this.errorLine(null, identifier, message))
+          .catch((err: unknown) => {
+            // Kept for finish: a chain nobody awaits yet must not reject unhandled.
+            this.failingError ??= err;
+          });
+        return into.set(identifier, message);
+      },
+      has: (identifier: string) => into.has(identifier),
+      get size() {
+        return into.size;
+      },
+    };
   }
 
   /** False once records.csv has its `debug_rows` records (and always in a live run). */
@@ -133,6 +177,8 @@ export class DebugFiles {
 
   /** Closes the writers; the file names relative to the debug folder. */
   async finish(): Promise<string[]> {
+    await this.failing;
+    if (this.failingError !== null) throw this.failingError;
     await this.plan?.close();
     for (const w of [this.errors, this.records]) if (w) await w.close();
     return [...this.names].sort();

@@ -60,7 +60,7 @@ export async function runBulkFilePass(input: ProductPassInput): Promise<ProductP
   });
   if (guard || !input.live) return { guard, apply: null, bulkFiles };
   input.onStage?.("apply", rows);
-  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal });
+  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, failed: input.debug.recordFailures(new Map()) });
   counts.failed += apply.failed.size;
   return { guard: null, apply, bulkFiles };
 }

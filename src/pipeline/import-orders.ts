@@ -192,7 +192,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   if (guard || !input.live) return { guard, apply: null, bodies };
 
   input.onStage?.("apply", read.rows);
-  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal });
+  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal, failed: input.debug.recordFailures(new Map()) });
   counts.failed += apply.failed.size;
 
   input.onStage?.("commit", read.rows);

@@ -194,7 +194,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       skipAll: config.skip_all,
       logs: input.logs,
       signal: input.signal,
-      failed: work.failures(),
+      failed: input.debug.recordFailures(work.failures()),
       onFile: (done, total) => input.onStage?.("apply", read.rows, { done, total }),
     });
     counts.failed += apply.failed.size;

@@ -48,6 +48,13 @@ export interface RunSubject {
   account: string;
 }
 
+/** One reason records failed for: the service's message without the record it names, how many, and the first few identifiers. */
+export interface RunFailure {
+  message: string;
+  count: number;
+  examples: string[];
+}
+
 export interface RunRecord extends RunSubject, RunParameters {
   id: string;
   started: string;
@@ -62,6 +69,12 @@ export interface RunRecord extends RunSubject, RunParameters {
   guard: { name: string; message: string } | null;
   /** Why a run had nothing to do (outcome `nothing`): which files were passed over and why, or that no record was selected. */
   note?: string;
+  /**
+   * The records the apply stage failed (the service refused them, or they were not sent or not confirmed),
+   * grouped by the reason the service gave, most frequent first; each has every record in errors.csv.
+   * Absent when none failed (and on records from before it was kept).
+   */
+  failures?: RunFailure[];
   /** What the connection learned (sftp: `host_key`, the fingerprint the server offered and the run accepted). */
   connection?: Record<string, string>;
   /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */

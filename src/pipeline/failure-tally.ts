@@ -1,0 +1,95 @@
+import { ConveyorError } from "../errors.js";
+import { count } from "../plural.js";
+import { maskSecrets } from "../secrets.js";
+import type { RunFailure } from "../state/index.js";
+
+/**
+ * The records a live run's apply stage failed, counted by the reason the
+ * service gave, for the run record, the summary and the notification.
+ * errors.csv has every record; this keeps only a few identifiers per
+ * reason and a bounded number of reasons, because a service that refuses
+ * a whole feed fails every one of its million rows.
+ */
+const EXAMPLES = 3;
+const REASONS = 20;
+export const OTHER_REASONS = "other messages (errors.csv has each record's own)";
+
+/**
+ * The reason a message gives, without the record it names, so that records
+ * refused for one reason group together: `cannot add guid "SKU-1": the title
+ * field is required to create an item` is `the title field is required to
+ * create an item`; a message that names the record elsewhere keeps its words
+ * with the identifier left out.
+ */
+export function reasonOf(identifier: string, message: string): string {
+  const text = message.trim();
+  const at = identifier === "" ? -1 : text.indexOf(identifier);
+  if (at < 0) return text;
+  const colon = text.indexOf(": ", at + identifier.length);
+  const rest = colon < 0 ? "" : text.slice(colon + 2).trim();
+  return rest === "" ? text.split(identifier).join("…") : rest;
+}
+
+export class FailureTally {
+  private readonly reasons = new Map<string, RunFailure>();
+  total = 0;
+
+  add(identifier: string, message: string): void {
+    this.total++;
+    let reason = reasonOf(identifier, maskSecrets(message)) || "no message";
+    if (!this.reasons.has(reason) && this.reasons.size >= REASONS) reason = OTHER_REASONS;
+    let entry = this.reasons.get(reason);
+    if (!entry) {
+      entry = { message: reason, count: 0, examples: [] };
+      this.reasons.set(reason, entry);
+    }
+    entry.count++;
+    if (entry.examples.length < EXAMPLES) entry.examples.push(identifier);
+  }
+
+  /** Most frequent first (the catch-all last); ties keep the order they were met in. */
+  list(): RunFailure[] {
+    const all = [...this.reasons.values()].map((f) => ({ ...f, examples: [...f.examples] }));
+    const rank = (f: RunFailure): number => (f.message === OTHER_REASONS ? -1 : f.count);
+    return all.sort((a, b) => rank(b) - rank(a));
+  }
+}
+
+/** `the title field is required to create an item (2: SKU-1, SKU-2)`, and `… and 5 more` past the examples. */
+export function failureLine(failure: RunFailure): string {
+  const more = failure.count - failure.examples.length;
+  return `${failure.message} (${failure.count}: ${failure.examples.join(", ")}${more > 0 ? ` and ${more} more` : ""})`;
+}
+
+/** The failures in a few lines: how many records, then each reason with its count and first identifiers. */
+export function failureLines(failures: readonly RunFailure[]): string[] {
+  if (failures.length === 0) return [];
+  const total = failures.reduce((n, f) => n + f.count, 0);
+  return [`${count(total, "record")} failed, by the service's message:`, ...failures.map((f) => `  ${failureLine(f)}`)];
+}
+
+/**
+ * The error of a run that went to its end and ended `failed` only because
+ * its records failed (`records_failed`: nothing stopped it, unlike an error
+ * that cut the apply short): the run record must say why and what to do,
+ * not leave `error` empty. Null when nothing failed.
+ */
+export function failedRecordsError(runId: string, failures: readonly RunFailure[], rowErrors: { count: number; first: string | null }): ConveyorError | null {
+  const where = `errors.csv lists each one with its message: conveyor debug-files ${runId} errors.csv`;
+  const [first, ...others] = failures;
+  if (first) {
+    const total = failures.reduce((n, f) => n + f.count, 0);
+    const rest = others.length ? `; and ${count(others.length, "other message")}` : "";
+    return new ConveyorError("records_failed", `${count(total, "record")} refused by the service: ${failureLine(first)}${rest}`, {
+      details: { failed: total },
+      hint: `Fix these records in the source file (${where}) and run again: a failed record keeps its old snapshot, so the next run sends it again.`,
+    });
+  }
+  if (rowErrors.count > 0) {
+    return new ConveyorError("records_failed", `${count(rowErrors.count, "row")} had errors and no record was applied${rowErrors.first ? `; the first: ${rowErrors.first}` : ""}`, {
+      details: { row_errors: rowErrors.count },
+      hint: `Fix the rows in the source file (${where}) and run again.`,
+    });
+  }
+  return null;
+}
