@@ -1,8 +1,10 @@
 import Table from "cli-table3";
 import { formatDuration } from "../duration.js";
+import { failureLine, failureLines } from "../pipeline/failure-tally.js";
+import { count } from "../plural.js";
 import type { RunRecord } from "../state/index.js";
 
-/** The readable end of a run: what happened, in one table, then the error or guard that stopped it. */
+/** The readable end of a run: what happened, in one table, then the error or guard that stopped it and the records that failed. */
 export function runSummary(run: RunRecord): string {
   const table = new Table({ style: { head: [], border: [] } });
   const c = run.counts;
@@ -17,21 +19,29 @@ export function runSummary(run: RunRecord): string {
     { rows: `${c.rows} read, ${c.row_errors} with errors, ${c.skipped} skipped${c.merged ? `, ${c.merged} merged into earlier rows` : ""}` },
     // A live run stopped part way applied part of its plan: its counts are what it planned, not what it did.
     { [cutShort(run) ? "planned" : "changes"]: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
-    { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
-    { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },
+    { requests: `${count(run.requests.read, "read")}, ${count(run.requests.write, "write")}` },
+    { files: run.files.length ? run.files.map((f) => `${f.name} (${count(f.size, "byte")})`).join("\n") : "none" },
     ...(run.connection?.host_key ? [{ "host key": run.connection.host_key }] : []),
     { took: formatDuration(took) },
   );
   const lines = [table.toString()];
   if (run.guard) lines.push(`stopped by guard ${run.guard.name}: ${run.guard.message}`);
   if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}${run.error.hint ? `\n  how to fix: ${run.error.hint}` : ""}`);
+  if (run.failures?.length && !errorQuotesAll(run)) lines.push(...failureLines(run.failures), `  errors.csv has each one: conveyor debug-files ${run.id} errors.csv`);
   if (cutShort(run)) lines.push(`part of the plan may have been applied: the log records with job_id ${run.id} give each record's result; the next run sends what is missing`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
   return `${lines.join("\n")}\n`;
 }
 
+/** A failed run's error quotes the first reason; a partial run has no error, and other reasons need their own lines. */
+function errorQuotesAll(run: RunRecord): boolean {
+  const [first, ...others] = run.failures ?? [];
+  return first !== undefined && others.length === 0 && (run.error?.message.includes(failureLine(first)) ?? false);
+}
+
+/** A run that failed only because its records did went through its whole plan: it was not cut short. */
 function cutShort(run: RunRecord): boolean {
-  return run.mode === "prod" && (run.outcome === "canceled" || run.outcome === "failed") && run.requests.write > 0;
+  return run.mode === "prod" && (run.outcome === "canceled" || run.outcome === "failed") && run.requests.write > 0 && run.error?.code !== "records_failed";
 }
 
 /** The `--json` shape of runs.md. */
@@ -53,5 +63,6 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     ...(run.note ? { note: run.note } : {}),
     ...(run.guard ? { guard: run.guard } : {}),
     ...(run.error ? { error: run.error } : {}),
+    ...(run.failures?.length ? { failures: run.failures } : {}),
   };
 }
