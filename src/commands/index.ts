@@ -8,6 +8,7 @@ import { register as daemon } from "./daemon.js";
 import { register as accounts } from "./accounts.js";
 import { register as runs } from "./runs.js";
 import { register as debugFiles } from "./debug-files.js";
+import { register as logs } from "./logs.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -15,4 +16,4 @@ import { register as debugFiles } from "./debug-files.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles];
+export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles, logs];
