@@ -2,7 +2,7 @@ import { toConveyorError, type ConveyorError } from "../errors.js";
 import type { MutationResult, ServiceClient } from "../service/index.js";
 import type { LogWriter } from "./logs.js";
 import type { OrderBody } from "./order-bodies.js";
-import type { ApplyResult, FailedRecords } from "./apply-products.js";
+import type { ApplyResult } from "./apply-products.js";
 
 /**
  * Step 8 of an order import: send each bulk body and read the service's
@@ -23,8 +23,6 @@ export interface OrderApplyInput {
   bodies: readonly OrderBody[];
   logs: LogWriter;
   signal?: AbortSignal;
-  /** Where failures go (default: a Map). */
-  failed?: FailedRecords;
   onBody?: (done: number, total: number) => void;
 }
 
@@ -48,7 +46,7 @@ function fieldsOf(body: OrderBody, index: number): string[] {
 }
 
 export async function applyOrderBodies(input: OrderApplyInput): Promise<ApplyResult> {
-  const result: ApplyResult = { succeeded: 0, failed: input.failed ?? new Map<string, string>(), error: null, writes: 0 };
+  const result: ApplyResult = { succeeded: 0, failed: new Map(), error: null, writes: 0 };
   const fail = (body: OrderBody, index: number, message: string): void => {
     const order = body.orders[index];
     if (!order) return;

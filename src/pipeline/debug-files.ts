@@ -34,9 +34,6 @@ export class DebugFiles {
   private records: RecordWriter | undefined;
   private recordsKept = 0;
   private readonly names = new Set<string>();
-  /** The failed records' errors.csv lines, written in the order they failed (`set` of FailedRecords cannot wait). */
-  private failing: Promise<void> = Promise.resolve();
-  private failingError: unknown = null;
   /** The apply stage's failed records by reason, for the run record. */
   readonly failures = new FailureTally();
   /** Row errors: how many, and the first one's message. */
@@ -105,29 +102,15 @@ export class DebugFiles {
   }
 
   /**
-   * The apply stage's failed records, kept in `into`: each new one is also a
-   * line of errors.csv with the service's message (no line: the bulk files
-   * carry no source line) and is counted by reason in `failures`. A record
-   * failed twice (a file's error after some of its rows were read) counts once.
+   * The records an apply stage failed: each is a line of errors.csv with the
+   * service's message (no line: the bulk files carry no source line) and is
+   * counted by reason in `failures`.
    */
-  recordFailures(into: FailedRecords): FailedRecords {
-    return {
-      set: (identifier: string, message: string) => {
-        if (into.has(identifier)) return into.set(identifier, message);
-        this.failures.add(identifier, message);
-        this.failing = this.failing
-          .then(() => this.errorLine(null, identifier, message))
-          .catch((err: unknown) => {
-            // Kept for finish: a chain nobody awaits yet must not reject unhandled.
-            this.failingError ??= err;
-          });
-        return into.set(identifier, message);
-      },
-      has: (identifier: string) => into.has(identifier),
-      get size() {
-        return into.size;
-      },
-    };
+  async addFailures(failed: FailedRecords): Promise<void> {
+    for (const [identifier, message] of failed.entries()) {
+      this.failures.add(identifier, message);
+      await this.errorLine(null, identifier, message);
+    }
   }
 
   /** False once records.csv has its `debug_rows` records (and always in a live run). */
@@ -177,8 +160,6 @@ export class DebugFiles {
 
   /** Closes the writers; the file names relative to the debug folder. */
   async finish(): Promise<string[]> {
-    await this.failing;
-    if (this.failingError !== null) throw this.failingError;
     await this.plan?.close();
     for (const w of [this.errors, this.records]) if (w) await w.close();
     return [...this.names].sort();

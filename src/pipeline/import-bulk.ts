@@ -60,8 +60,9 @@ export async function runBulkFilePass(input: ProductPassInput): Promise<ProductP
   });
   if (guard || !input.live) return { guard, apply: null, bulkFiles };
   input.onStage?.("apply", rows);
-  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, failed: input.debug.recordFailures(new Map()) });
+  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal });
   counts.failed += apply.failed.size;
+  await input.debug.addFailures(apply.failed);
   return { guard: null, apply, bulkFiles };
 }
 

@@ -192,8 +192,9 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   if (guard || !input.live) return { guard, apply: null, bodies };
 
   input.onStage?.("apply", read.rows);
-  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal, failed: input.debug.recordFailures(new Map()) });
+  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal });
   counts.failed += apply.failed.size;
+  await input.debug.addFailures(apply.failed);
 
   input.onStage?.("commit", read.rows);
   await commitSnapshot(input, committable, apply, bodies);

@@ -194,10 +194,11 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       skipAll: config.skip_all,
       logs: input.logs,
       signal: input.signal,
-      failed: input.debug.recordFailures(work.failures()),
+      failed: work.failures(),
       onFile: (done, total) => input.onStage?.("apply", read.rows, { done, total }),
     });
     counts.failed += apply.failed.size;
+    await input.debug.addFailures(apply.failed);
     faultPoint("after-apply");
 
     input.onStage?.("commit", read.rows);
