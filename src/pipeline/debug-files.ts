@@ -98,7 +98,7 @@ export class DebugFiles {
 
   private async errorLine(line: number | null, identifier: string, message: string): Promise<void> {
     this.errors ??= await this.writer("errors.csv", ["line", "identifier", "message"]);
-    await this.errors.write({ line: line === null ? "" : String(line), identifier, message: maskSecrets(message) });
+    await this.errors.write({ line: line === null ? "" : String(line), identifier: maskSecrets(identifier), message: maskSecrets(message) });
   }
 
   /**

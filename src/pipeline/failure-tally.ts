@@ -44,7 +44,7 @@ export class FailureTally {
       this.reasons.set(reason, entry);
     }
     entry.count++;
-    if (entry.examples.length < EXAMPLES) entry.examples.push(identifier);
+    if (entry.examples.length < EXAMPLES) entry.examples.push(maskSecrets(identifier));
   }
 
   /** Most frequent first (the catch-all last); ties keep the order they were met in. */

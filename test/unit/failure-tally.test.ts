@@ -38,10 +38,11 @@ describe("the failed records of a run, by reason", () => {
     expect(list.reduce((n, f) => n + f.count, 0)).toBe(30);
   });
 
-  it("masks a registered secret in a message", () => {
+  it("masks a registered secret in a message and an identifier", () => {
     registerSecret("hunter2-Secret");
     const tally = new FailureTally();
     tally.add("A", "refused: https://user:hunter2-Secret@host.test/feed");
+    tally.add("hunter2-Secret", "refused");
     expect(JSON.stringify(tally.list())).not.toContain("hunter2-Secret");
   });
 
