@@ -11,8 +11,8 @@ import { EXIT, runCommand, settingsFrom } from "./context.js";
 /**
  * `conveyor logs`: the log records a run wrote for each record it touched,
  * the same ones the daemon's `POST /v3/logs` answers, read from the state
- * store. The seed's search counts `job_id` only beside a search field, so a
- * run's records are asked for by its time window and refined by its id.
+ * store by the run's id (the seed's API counts job_id only beside another
+ * search field; the store's `run` search has no such rule).
  */
 const MAX_LIMIT = 1000;
 /** How many of an automation's runs are looked through, newest first, to fill --limit. */
@@ -50,22 +50,8 @@ async function runsOf(settings: Settings, store: StateStore, arg: string): Promi
   return runs.sort((a, b) => (a.started < b.started ? 1 : -1)).slice(0, RUNS_SEARCHED);
 }
 
-/** The log search's time format (`Y-m-d H:i:s`, UTC), rounded outwards to whole seconds. */
-function searchTime(iso: string, roundUp: boolean): string {
-  const ms = Date.parse(iso) + (roundUp ? 999 : 0);
-  return new Date(ms).toISOString().replace("T", " ").slice(0, 19);
-}
-
 async function runLogs(store: StateStore, run: RunRecord, identifiers: string[], limit: number): Promise<LogRecord[]> {
-  const page = await store.searchLogs({
-    account: run.account,
-    job_id: run.id,
-    timestamp_start: searchTime(run.started, false),
-    timestamp_end: searchTime(run.finished ?? new Date().toISOString(), true),
-    ...(identifiers.length ? { identifier: identifiers } : {}),
-    records: limit,
-    start: 0,
-  });
+  const page = await store.searchLogs({ account: run.account, run: run.id, ...(identifiers.length ? { identifier: identifiers } : {}), records: limit, start: 0 });
   return page.logs;
 }
 

@@ -149,6 +149,12 @@ export interface LogQuery {
   job_id?: string;
   /** Only this account's records. */
   account?: string;
+  /**
+   * Only this run's records (their job_id), as a search field of its own: for
+   * Conveyor's own readers (`conveyor logs`), by the job_id index. The seed's
+   * API never sets it, so there job_id stays a refinement.
+   */
+  run?: string;
 }
 
 export interface LogPage {

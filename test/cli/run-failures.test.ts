@@ -87,31 +87,31 @@ describe("a live run whose records the service refuses", () => {
   }, 60_000);
 
   it("lists the run's log records with conveyor logs, by run id and by slug, as a table and as JSON", async () => {
-    const table = await conveyor(["logs", run.id]);
+    const [table, json, limited] = await Promise.all([
+      conveyor(["logs", run.id]),
+      conveyor(["logs", "untitled", "--json", "--identifier", "SKU-2"]),
+      conveyor(["logs", run.id, "--limit", "1"]),
+    ]);
     expect(table.code, table.stderr).toBe(0);
     for (const id of ["SKU-1", "SKU-2"]) expect(table.stdout).toMatch(new RegExp(`add\\s+│ ${id}\\s+│ error\\s+│ cannot add guid "${id}": the title field`));
     expect(table.stdout).toContain(`2 log records of run ${run.id}`);
 
-    const json = await conveyor(["logs", "untitled", "--json", "--identifier", "SKU-2"]);
     expect(json.code, json.stderr).toBe(0);
     const logs = JSON.parse(json.stdout) as Array<{ identifier: string; job_id: string; result: string; message: string }>;
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatchObject({ identifier: "SKU-2", job_id: run.id, result: "error" });
     expect(logs[0]?.message).toContain(MESSAGE);
 
-    const limited = await conveyor(["logs", run.id, "--limit", "1"]);
     expect(limited.stdout).toContain("1 log record of run");
     expect(limited.stdout).toContain("--limit 1: there may be more");
   }, 90_000);
 
   it("refuses a bad --limit and an unknown run, and explains every flag in --help", async () => {
-    const bad = await conveyor(["logs", run.id, "--limit", "0"]);
+    const [bad, unknown, help] = await Promise.all([conveyor(["logs", run.id, "--limit", "0"]), conveyor(["logs", "no-such-thing"]), conveyor(["logs", "--help"])]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--limit must be a whole number from 1 to 1000, not 0");
-    const unknown = await conveyor(["logs", "no-such-thing"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no run and no automation with runs is called "no-such-thing"');
-    const help = await conveyor(["logs", "--help"]);
     for (const flag of ["--identifier", "--limit", "--json"]) expect(help.stdout).toContain(flag);
   }, 90_000);
 });

@@ -10,8 +10,7 @@ import { PG_URL, PgSchemas } from "../helpers/postgres.js";
 /**
  * What `conveyor logs` and the run record's `failures` rely on, in both
  * stores: a finished run keeps its failures, and a run's log records are
- * found by its time window refined by its id (the seed's search counts
- * job_id only next to a search field).
+ * found by its id alone (`run`), while the seed's job_id still refines only.
  */
 const pgs = new PgSchemas();
 const open: Record<string, () => Promise<StateStore>> = {
@@ -58,7 +57,7 @@ for (const [name, openStore] of Object.entries(open)) {
       }
     });
 
-    it("finds one run's log records by its time window and id, not another run's at the same seconds", async () => {
+    it("finds one run's log records by its id, newest first, and keeps job_id a refinement for the seed's search", async () => {
       const store = await openStore();
       try {
         await store.addLogs("demo", [
@@ -67,10 +66,13 @@ for (const [name, openStore] of Object.entries(open)) {
           log("l3", "r-1", "SKU-2", "2026-11-25 10:00:02"),
           log("l4", "r-1", "SKU-3", "2026-11-25 10:00:09"),
         ]);
-        const window = { account: "demo", job_id: "r-1", timestamp_start: "2026-11-25 10:00:00", timestamp_end: "2026-11-25 10:00:03" };
-        expect((await store.searchLogs(window)).logs.map((l) => l.id)).toEqual(["l3", "l1"]);
-        expect((await store.searchLogs({ ...window, identifier: ["SKU-2"] })).logs.map((l) => l.id)).toEqual(["l3"]);
-        expect((await store.searchLogs({ ...window, records: 1 })).logs.map((l) => l.id)).toEqual(["l3"]);
+        const one = { account: "demo", run: "r-1" };
+        expect((await store.searchLogs(one)).logs.map((l) => l.id)).toEqual(["l4", "l3", "l1"]);
+        expect((await store.searchLogs({ ...one, identifier: ["SKU-2"] })).logs.map((l) => l.id)).toEqual(["l3"]);
+        expect((await store.searchLogs({ ...one, records: 1 })).logs.map((l) => l.id)).toEqual(["l4"]);
+        expect((await store.searchLogs({ ...one, result: "success" })).found).toBe(0);
+        expect((await store.searchLogs({ account: "other", run: "r-1" })).found).toBe(0);
+        expect((await store.searchLogs({ account: "demo", job_id: "r-1" })).found).toBe(4);
       } finally {
         await store.close();
       }
