@@ -1,6 +1,6 @@
 import Table from "cli-table3";
 import { formatDuration } from "../duration.js";
-import { failureLine, failureLines } from "../pipeline/failure-tally.js";
+import { failureLines } from "../pipeline/failure-tally.js";
 import { count } from "../plural.js";
 import type { RunRecord } from "../state/index.js";
 
@@ -27,16 +27,11 @@ export function runSummary(run: RunRecord): string {
   const lines = [table.toString()];
   if (run.guard) lines.push(`stopped by guard ${run.guard.name}: ${run.guard.message}`);
   if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}${run.error.hint ? `\n  how to fix: ${run.error.hint}` : ""}`);
-  if (run.failures?.length && !errorQuotesAll(run)) lines.push(...failureLines(run.failures), `  errors.csv has each one: conveyor debug-files ${run.id} errors.csv`);
+  const failures = failureLines(run.failures ?? [], run.error);
+  if (failures.length) lines.push(...failures, `  errors.csv has each one: conveyor debug-files ${run.id} errors.csv`);
   if (cutShort(run)) lines.push(`part of the plan may have been applied: the log records with job_id ${run.id} give each record's result; the next run sends what is missing`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
   return `${lines.join("\n")}\n`;
-}
-
-/** A failed run's error quotes the first reason; a partial run has no error, and other reasons need their own lines. */
-function errorQuotesAll(run: RunRecord): boolean {
-  const [first, ...others] = run.failures ?? [];
-  return first !== undefined && others.length === 0 && (run.error?.message.includes(failureLine(first)) ?? false);
 }
 
 /** A run that failed only because its records did went through its whole plan: it was not cut short. */

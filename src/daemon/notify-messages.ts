@@ -62,7 +62,8 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
   if (run.note) lines.push("", `Nothing to do: ${run.note}`);
   if (run.guard) lines.push("", `Stopped by the ${run.guard.name} guard: ${run.guard.message}`);
   if (run.error) lines.push("", `Error (${run.error.code}): ${run.error.message}`, ...(run.error.hint ? [`How to fix: ${run.error.hint}`] : []));
-  if (run.failures?.length) lines.push("", ...failureLines(run.failures));
+  const failures = failureLines(run.failures ?? [], run.error);
+  if (failures.length) lines.push("", ...failures);
   if (errors.length > 0) lines.push("", "First lines of errors.csv (line, identifier, message):", ...errors.map((l) => `  ${l}`));
   if (run.debug_files.length > 0) lines.push("", `Debug files: ${run.debug_files.join(", ")}`);
   const attach = size > 0 && size <= ATTACH_LIMIT;
@@ -85,7 +86,7 @@ export function failedAlert(run: RunRecord, name: string, to: string): MailMessa
         run.guard ? `Stopped by the ${run.guard.name} guard: ${run.guard.message}` : "",
         run.error ? `Error (${run.error.code}): ${run.error.message}` : "",
         run.error?.hint ? `How to fix: ${run.error.hint}` : "",
-        ...failureLines(run.failures ?? []),
+        ...failureLines(run.failures ?? [], run.error),
       ]
         .filter(Boolean)
         .join("\n"),

@@ -61,9 +61,15 @@ export function failureLine(failure: RunFailure): string {
   return `${failure.message} (${failure.count}: ${failure.examples.join(", ")}${more > 0 ? ` and ${more} more` : ""})`;
 }
 
-/** The failures in a few lines: how many records, then each reason with its count and first identifiers. */
-export function failureLines(failures: readonly RunFailure[]): string[] {
-  if (failures.length === 0) return [];
+/**
+ * The failures in a few lines: how many records, then each reason with its
+ * count and first identifiers. None when there are none, or when the run's
+ * error already quotes the only reason (a run that failed only because its
+ * records did): a reader should not read it twice.
+ */
+export function failureLines(failures: readonly RunFailure[], error?: { message: string } | null): string[] {
+  const [first, ...others] = failures;
+  if (first === undefined || (others.length === 0 && error?.message.includes(failureLine(first)))) return [];
   const total = failures.reduce((n, f) => n + f.count, 0);
   return [`${count(total, "record")} failed, by the service's message:`, ...failures.map((f) => `  ${failureLine(f)}`)];
 }

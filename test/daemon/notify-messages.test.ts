@@ -30,7 +30,8 @@ describe("notification texts", () => {
     const mail = await summaryMessage(run, "Stock feed", "ops@shop.test", dataDir);
     expect(mail.subject).toBe("[conveyor] Stock feed: failed");
     expect(mail.text).toContain(`Error (records_failed): ${error.message}\nHow to fix: ${error.hint}`);
-    expect(mail.text).toContain(`2 records failed, by the service's message:\n  ${TITLE} (2: SKU-1, SKU-2)`);
+    // The error quotes the one reason: it is not listed a second time.
+    expect(mail.text).not.toContain("by the service's message");
     expect(mail.text).toContain(`First lines of errors.csv (line, identifier, message):\n  ,SKU-1,"cannot add guid ""SKU-1"": ${TITLE}"`);
     expect(mail.text).toContain("Requests: 1 read, 1 write");
     expect(mail.text).toContain("Files: feed.csv (1 byte)");
@@ -40,7 +41,8 @@ describe("notification texts", () => {
   it("the failure alert says why and which records, and the repeated and silence alerts count right", () => {
     const alert = failedAlert(record(), "Stock feed", "alerts@shop.test");
     expect(alert.text).toContain(`Error (records_failed): ${error.message}`);
-    expect(alert.text).toContain(`  ${TITLE} (2: SKU-1, SKU-2)`);
+    const two = failedAlert(record({ failures: [...failures, { message: "another reason", count: 1, examples: ["B"] }] }), "Stock feed", "alerts@shop.test");
+    expect(two.text).toContain(`3 records failed, by the service's message:\n  ${TITLE} (2: SKU-1, SKU-2)\n  another reason (1: B)`);
     expect(repeatedAlert(record(), "Stock feed", "a@shop.test", 2).subject).toBe("[conveyor] ALERT: Stock feed failed 2 times in a row");
     expect(silenceAlert("7", "Stock feed", "a@shop.test", "2026-11-24T10:00:00.000Z", 1).subject).toBe("[conveyor] ALERT: no new file for Stock feed for 1 hour");
     expect(silenceAlert("7", "Stock feed", "a@shop.test", "2026-11-24T10:00:00.000Z", 36).subject).toBe("[conveyor] ALERT: no new file for Stock feed for 36 hours");

@@ -29,6 +29,14 @@ describe("the failed records of a run, by reason", () => {
     ]);
   });
 
+  it("lists the reasons unless the run's error already quotes the only one", () => {
+    const one = [{ message: TITLE, count: 2, examples: ["S1", "S2"] }];
+    expect(failureLines(one, { message: `2 records refused by the service: ${TITLE} (2: S1, S2)` })).toEqual([]);
+    expect(failureLines(one, { message: "the service is unavailable" })).toHaveLength(2);
+    expect(failureLines(one, null)).toHaveLength(2);
+    expect(failureLines([])).toEqual([]);
+  });
+
   it("keeps a bounded number of reasons: the rest are counted together, last", () => {
     const tally = new FailureTally();
     for (let i = 0; i < 30; i++) tally.add(`X${i}`, `reason number ${i}`);
