@@ -23,25 +23,40 @@ export const OTHER_REASONS = "other messages (errors.csv has each record's own)"
  */
 export function reasonOf(identifier: string, message: string): string {
   const text = message.trim();
-  const at = identifier === "" ? -1 : text.indexOf(identifier);
+  const at = tokenAt(text, identifier);
   if (at < 0) return text;
   const colon = text.indexOf(": ", at + identifier.length);
   const rest = colon < 0 ? "" : text.slice(colon + 2).trim();
-  return rest === "" ? text.split(identifier).join("…") : rest;
+  return rest === "" ? `${text.slice(0, at)}…${text.slice(at + identifier.length)}` : rest;
+}
+
+const WORD = /[\p{L}\p{N}_-]/u;
+
+/** Where the identifier stands as a word of its own: identifier 1 is not the 1 of "bulk-1.csv". */
+function tokenAt(text: string, identifier: string): number {
+  if (identifier === "") return -1;
+  for (let at = text.indexOf(identifier); at >= 0; at = text.indexOf(identifier, at + 1)) {
+    if (!WORD.test(text.charAt(at - 1)) && !WORD.test(text.charAt(at + identifier.length))) return at;
+  }
+  return -1;
 }
 
 export class FailureTally {
   private readonly reasons = new Map<string, RunFailure>();
-  total = 0;
 
+  /**
+   * Reasons that differ only in their figures are one ("does not mention row
+   * 5", "… row 6"): each row of a result file cut short would otherwise be a
+   * reason of its own. The first one met is the one quoted.
+   */
   add(identifier: string, message: string): void {
-    this.total++;
-    let reason = reasonOf(identifier, maskSecrets(message)) || "no message";
-    if (!this.reasons.has(reason) && this.reasons.size >= REASONS) reason = OTHER_REASONS;
-    let entry = this.reasons.get(reason);
+    const reason = reasonOf(identifier, maskSecrets(message)) || "no message";
+    let key = reason.replace(/\d+/g, "#");
+    if (!this.reasons.has(key) && this.reasons.size >= REASONS) key = OTHER_REASONS;
+    let entry = this.reasons.get(key);
     if (!entry) {
-      entry = { message: reason, count: 0, examples: [] };
-      this.reasons.set(reason, entry);
+      entry = { message: key === OTHER_REASONS ? OTHER_REASONS : reason, count: 0, examples: [] };
+      this.reasons.set(key, entry);
     }
     entry.count++;
     if (entry.examples.length < EXAMPLES) entry.examples.push(maskSecrets(identifier));

@@ -10,13 +10,14 @@ describe("the failed records of a run, by reason", () => {
     expect(reasonOf("SKU-1", 'cannot add: an item with guid "SKU-1" already exists (use edit or relist)')).toBe('cannot add: an item with guid "…" already exists (use edit or relist)');
     expect(reasonOf("SKU-1", "not sent: the service is unavailable")).toBe("not sent: the service is unavailable");
     expect(reasonOf("", "  refused  ")).toBe("refused");
+    // Only as a word of its own: identifier 1 is not the 1 of bulk-1.csv.
+    expect(reasonOf("1", "the service's result for bulk-1.csv does not mention row 1 (job done)")).toBe("the service's result for bulk-1.csv does not mention row … (job done)");
   });
 
   it("counts each reason, keeps its first three identifiers, most frequent first", () => {
     const tally = new FailureTally();
     tally.add("A", "cannot edit: no item with sku \"A\"");
     for (const id of ["S1", "S2", "S3", "S4", "S5"]) tally.add(id, `cannot add guid "${id}": ${TITLE}`);
-    expect(tally.total).toBe(6);
     expect(tally.list()).toEqual([
       { message: TITLE, count: 5, examples: ["S1", "S2", "S3"] },
       { message: 'cannot edit: no item with sku "…"', count: 1, examples: ["A"] },
@@ -39,11 +40,17 @@ describe("the failed records of a run, by reason", () => {
 
   it("keeps a bounded number of reasons: the rest are counted together, last", () => {
     const tally = new FailureTally();
-    for (let i = 0; i < 30; i++) tally.add(`X${i}`, `reason number ${i}`);
+    for (let i = 0; i < 30; i++) tally.add(`X${i}`, `reason ${"x".repeat(i + 1)}`);
     const list = tally.list();
     expect(list).toHaveLength(21);
     expect(list.at(-1)).toEqual({ message: OTHER_REASONS, count: 10, examples: ["X20", "X21", "X22"] });
     expect(list.reduce((n, f) => n + f.count, 0)).toBe(30);
+  });
+
+  it("counts reasons that differ only in their figures as one, quoting the first", () => {
+    const tally = new FailureTally();
+    for (let i = 1; i <= 4; i++) tally.add(`R${i}`, `the service's result for bulk-1.csv does not mention row ${i} (job done)`);
+    expect(tally.list()).toEqual([{ message: "the service's result for bulk-1.csv does not mention row 1 (job done)", count: 4, examples: ["R1", "R2", "R3"] }]);
   });
 
   it("masks a registered secret in a message and an identifier", () => {
