@@ -56,7 +56,7 @@ async function runLogs(store: StateStore, run: RunRecord, identifiers: string[],
 }
 
 /** A log record's message (JSON text) as one readable cell: the error or reason, or the fields changed. */
-export function logMessage(record: LogRecord): string {
+function logMessage(record: LogRecord): string {
   let body: unknown;
   try {
     body = JSON.parse(record.message);
