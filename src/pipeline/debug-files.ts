@@ -5,6 +5,7 @@ import { maskDeep, maskSecrets } from "../secrets.js";
 import type { FailedRecords } from "./apply-products.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
+import type { SourcePlace } from "./failure-lines.js";
 import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
 import type { PlannedOp } from "./plan.js";
@@ -103,13 +104,14 @@ export class DebugFiles {
 
   /**
    * The records an apply stage failed: each is a line of errors.csv with the
-   * service's message (no line: the bulk files carry no source line) and is
-   * counted by reason in `failures`.
+   * service's message, and its file and line where `places` knows them (as a
+   * row error names its file), and is counted by reason in `failures`.
    */
-  async addFailures(failed: FailedRecords): Promise<void> {
+  async addFailures(failed: FailedRecords, places: ReadonlyMap<string, SourcePlace> = new Map()): Promise<void> {
     for (const [identifier, message] of failed.entries()) {
       this.failures.add(identifier, message);
-      await this.errorLine(null, identifier, message);
+      const place = places.get(identifier);
+      await this.errorLine(place?.line ?? null, identifier, place ? `${place.file}: ${message}` : message);
     }
   }
 

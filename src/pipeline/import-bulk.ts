@@ -4,6 +4,7 @@ import { ConveyorError } from "../errors.js";
 import { eachRow, openReader, type SourceRow } from "../formats/index.js";
 import { applyProductFiles } from "./apply-products.js";
 import type { BulkFile } from "./bulk-batcher.js";
+import { bulkFilePlaces } from "./failure-lines.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { FetchedFile } from "./fetch.js";
@@ -62,7 +63,7 @@ export async function runBulkFilePass(input: ProductPassInput): Promise<ProductP
   input.onStage?.("apply", rows);
   const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal });
   counts.failed += apply.failed.size;
-  await input.debug.addFailures(apply.failed);
+  await input.debug.addFailures(apply.failed, await bulkFilePlaces(input, files, apply.failed));
   return { guard: null, apply, bulkFiles };
 }
 

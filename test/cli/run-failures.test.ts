@@ -78,12 +78,13 @@ describe("a live run whose records the service refuses", () => {
     expect(run.debug_files).toContain("errors.csv");
   }, 90_000);
 
-  it("writes errors.csv with each refused record's identifier and the service's message", async () => {
+  it("writes errors.csv with each refused record's line, identifier and the service's message", async () => {
     const result = await conveyor(["debug-files", run.id, "errors.csv"]);
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split(/\r?\n/);
     expect(lines[0]).toBe("line,identifier,message");
-    expect(lines.slice(1).sort()).toEqual([`,SKU-1,"cannot add guid ""SKU-1"": ${MESSAGE}"`, `,SKU-2,"cannot add guid ""SKU-2"": ${MESSAGE}"`]);
+    // Each with its line in the feed and the feed's name, as a row error has them.
+    expect(lines.slice(1).sort()).toEqual([`2,SKU-1,"untitled.csv: cannot add guid ""SKU-1"": ${MESSAGE}"`, `3,SKU-2,"untitled.csv: cannot add guid ""SKU-2"": ${MESSAGE}"`]);
   }, 60_000);
 
   it("lists the run's log records with conveyor logs, by run id and by slug, as a table and as JSON", async () => {

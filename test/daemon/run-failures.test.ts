@@ -43,7 +43,7 @@ describe("a daemon run whose records the service refuses", () => {
     expect(run.debug_files).toEqual(["errors.csv", "summary.json"]);
     const errors = await t.request("GET", `/v3/automations/runs/${String(run.id)}/debug-files/errors.csv`);
     expect(errors.status).toBe(200);
-    expect(errors.text).toContain(`,SKU-1,"cannot add guid ""SKU-1"": ${TITLE}"`);
+    expect(errors.text).toContain(`2,SKU-1,"untitled.csv: cannot add guid ""SKU-1"": ${TITLE}"`);
     const summary = await t.request("GET", `/v3/automations/runs/${String(run.id)}/debug-files/summary.json`);
     expect(summary.body.failures).toEqual(run.failures);
     const logs = await t.request("POST", "/v3/logs", { identifier: "SKU-2", job_id: String(run.id) });
