@@ -41,6 +41,7 @@ export const ERROR_CODES = [
   "guard",
   "canceled",
   "interrupted",
+  "records_failed",
   "notify_failed",
   "state",
   "internal",

@@ -1,5 +1,6 @@
 import { SingleBar, Presets } from "cli-progress";
 import type { RunProgress } from "../pipeline/environment.js";
+import { countLarge, noun } from "../plural.js";
 
 /**
  * The progress line of a run on a terminal: stage, rows read, rows per
@@ -23,7 +24,7 @@ export interface ProgressState {
   rate: number;
 }
 
-/** The line's fields for one update; pure, so what a user sees is tested without a terminal. */
+/** The line's fields for one update (`rows` with its noun: "1 row"); pure, so what a user sees is tested without a terminal. */
 export function progressFields(p: RunProgress, state: ProgressState, now: number): { stage: string; rows: string; rate: string; files: string } {
   if (READING.has(p.stage)) {
     state.readingSince ??= now;
@@ -34,16 +35,16 @@ export function progressFields(p: RunProgress, state: ProgressState, now: number
   if (p.total !== undefined && p.total > 0) {
     const done = Math.min(p.done ?? 0, p.total);
     const filled = Math.round((done / p.total) * BAR_WIDTH);
-    files = `${"█".repeat(filled)}${"░".repeat(BAR_WIDTH - filled)} ${done}/${p.total} bulk files | `;
+    files = `${"█".repeat(filled)}${"░".repeat(BAR_WIDTH - filled)} ${done}/${p.total} bulk ${noun(p.total, "file")} | `;
   }
-  return { stage: p.stage.padEnd(7), rows: p.rows.toLocaleString("en-US"), rate: state.rate.toLocaleString("en-US"), files };
+  return { stage: p.stage.padEnd(7), rows: countLarge(p.rows, "row"), rate: state.rate.toLocaleString("en-US"), files };
 }
 
 export function progressView(enabled: boolean): ProgressView {
   if (!enabled || !process.stderr.isTTY) return { update: () => undefined, stop: () => undefined };
   const bar = new SingleBar(
     {
-      format: " {stage} | {rows} rows | {rate} rows/s | {files}{duration_formatted}",
+      format: " {stage} | {rows} | {rate} rows/s | {files}{duration_formatted}",
       stream: process.stderr,
       hideCursor: true,
       clearOnComplete: true,

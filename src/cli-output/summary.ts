@@ -1,8 +1,10 @@
 import Table from "cli-table3";
 import { formatDuration } from "../duration.js";
+import { failureLines } from "../pipeline/failure-tally.js";
+import { count } from "../plural.js";
 import type { RunRecord } from "../state/index.js";
 
-/** The readable end of a run: what happened, in one table, then the error or guard that stopped it. */
+/** The readable end of a run: what happened, in one table, then the error or guard that stopped it and the records that failed. */
 export function runSummary(run: RunRecord): string {
   const table = new Table({ style: { head: [], border: [] } });
   const c = run.counts;
@@ -19,26 +21,29 @@ export function runSummary(run: RunRecord): string {
     { [cutShort(run) ? "planned" : "changes"]: `${c.create} create, ${c.update} update, ${c.unchanged} unchanged, ${c.remove} remove, ${c.failed} failed` },
     // Fields planned with the value the service holds already (plan.csv's `same`); records from before this count have none.
     ...(c.same_fields ? [{ "same as service": sameFigure(c.same_fields, c.same ?? 0) }] : []),
-    { requests: `${run.requests.read} reads, ${run.requests.write} writes` },
-    { files: run.files.length ? run.files.map((f) => `${f.name} (${f.size} bytes)`).join("\n") : "none" },
+    { requests: `${count(run.requests.read, "read")}, ${count(run.requests.write, "write")}` },
+    { files: run.files.length ? run.files.map((f) => `${f.name} (${count(f.size, "byte")})`).join("\n") : "none" },
     ...(run.connection?.host_key ? [{ "host key": run.connection.host_key }] : []),
     { took: formatDuration(took) },
   );
   const lines = [table.toString()];
   if (run.guard) lines.push(`stopped by guard ${run.guard.name}: ${run.guard.message}`);
   if (run.error) lines.push(`error (${run.error.code}): ${run.error.message}${run.error.hint ? `\n  how to fix: ${run.error.hint}` : ""}`);
+  const failures = failureLines(run.failures ?? [], run.error);
+  if (failures.length) lines.push(...failures, `  errors.csv has each one: conveyor debug-files ${run.id} errors.csv`);
   if (cutShort(run)) lines.push(`part of the plan may have been applied: the log records with job_id ${run.id} give each record's result; the next run sends what is missing`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
   return `${lines.join("\n")}\n`;
 }
 
 function sameFigure(fields: number, updates: number): string {
-  const text = `${fields} ${fields === 1 ? "field" : "fields"} sent all the same`;
-  return updates ? `${text}, ${updates} ${updates === 1 ? "update changes" : "updates change"} nothing` : text;
+  const text = `${count(fields, "field")} sent all the same`;
+  return updates ? `${text}, ${count(updates, "update changes", "updates change")} nothing` : text;
 }
 
+/** A run that failed only because its records did went through its whole plan: it was not cut short. */
 function cutShort(run: RunRecord): boolean {
-  return run.mode === "prod" && (run.outcome === "canceled" || run.outcome === "failed") && run.requests.write > 0;
+  return run.mode === "prod" && (run.outcome === "canceled" || run.outcome === "failed") && run.requests.write > 0 && run.error?.code !== "records_failed";
 }
 
 /** The `--json` shape of runs.md. */
@@ -63,5 +68,6 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     // What reached the service (live runs that applied), and what was sent with its result unknown.
     ...(run.applied ? { applied: run.applied } : {}),
     ...(run.unconfirmed_files?.length ? { unconfirmed_files: run.unconfirmed_files } : {}),
+    ...(run.failures?.length ? { failures: run.failures } : {}),
   };
 }

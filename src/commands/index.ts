@@ -9,6 +9,7 @@ import { register as accounts } from "./accounts.js";
 import { register as runs } from "./runs.js";
 import { register as debugFiles } from "./debug-files.js";
 import { register as reload } from "./reload.js";
+import { register as logs } from "./logs.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -16,4 +17,4 @@ import { register as reload } from "./reload.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles, reload];
+export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles, logs, reload];

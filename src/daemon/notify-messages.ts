@@ -2,11 +2,13 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { failureLines } from "../pipeline/failure-tally.js";
 import { runFolder } from "../pipeline/run.js";
+import { count } from "../plural.js";
 import { maskSecrets } from "../secrets.js";
 import type { RunRecord } from "../state/index.js";
 
-/** errors.csv is attached when at most this big; larger ones stay in the run's debug files. */
+/** errors.csv (row errors, and the records the service refused) is attached when at most this big; larger ones stay in the run's debug files. */
 export const ATTACH_LIMIT = 512 * 1024;
 const FIRST_ERRORS = 10;
 
@@ -54,13 +56,15 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
     "",
     `Rows read: ${c.rows}, row errors: ${c.row_errors}${c.merged ? `, merged into earlier rows: ${c.merged}` : ""}`,
     `Create: ${c.create}, update: ${c.update}, unchanged: ${c.unchanged}, remove: ${c.remove}, skipped: ${c.skipped}, failed: ${c.failed}`,
-    `Files: ${run.files.map((f) => `${f.name} (${f.size} bytes)`).join(", ") || "none"}`,
-    `Requests: ${run.requests.read} reads, ${run.requests.write} writes`,
+    `Files: ${run.files.map((f) => `${f.name} (${count(f.size, "byte")})`).join(", ") || "none"}`,
+    `Requests: ${count(run.requests.read, "read")}, ${count(run.requests.write, "write")}`,
   ];
   if (run.note) lines.push("", `Nothing to do: ${run.note}`);
   if (run.guard) lines.push("", `Stopped by the ${run.guard.name} guard: ${run.guard.message}`);
   if (run.error) lines.push("", `Error (${run.error.code}): ${run.error.message}`, ...(run.error.hint ? [`How to fix: ${run.error.hint}`] : []));
-  if (errors.length > 0) lines.push("", "First row errors (line, identifier, message):", ...errors.map((l) => `  ${l}`));
+  const failures = failureLines(run.failures ?? [], run.error);
+  if (failures.length) lines.push("", ...failures);
+  if (errors.length > 0) lines.push("", "First lines of errors.csv (line, identifier, message):", ...errors.map((l) => `  ${l}`));
   if (run.debug_files.length > 0) lines.push("", `Debug files: ${run.debug_files.join(", ")}`);
   const attach = size > 0 && size <= ATTACH_LIMIT;
   if (size > ATTACH_LIMIT) lines.push("", `errors.csv (${size} bytes) is too big to attach; read it from the run's debug files.`);
@@ -82,6 +86,7 @@ export function failedAlert(run: RunRecord, name: string, to: string): MailMessa
         run.guard ? `Stopped by the ${run.guard.name} guard: ${run.guard.message}` : "",
         run.error ? `Error (${run.error.code}): ${run.error.message}` : "",
         run.error?.hint ? `How to fix: ${run.error.hint}` : "",
+        ...failureLines(run.failures ?? [], run.error),
       ]
         .filter(Boolean)
         .join("\n"),
@@ -92,9 +97,9 @@ export function failedAlert(run: RunRecord, name: string, to: string): MailMessa
 export function repeatedAlert(run: RunRecord, name: string, to: string, times: number): MailMessage {
   return {
     to,
-    subject: maskSecrets(`[conveyor] ALERT: ${name} failed ${times} times in a row`),
+    subject: maskSecrets(`[conveyor] ALERT: ${name} failed ${count(times, "time")} in a row`),
     text: maskSecrets(
-      `${name} (automation ${run.automation}) has failed ${times} times in a row; the last run was ${run.id}.\n` +
+      `${name} (automation ${run.automation}) has failed ${count(times, "time")} in a row; the last run was ${run.id}.\n` +
         (run.error ? `Last error (${run.error.code}): ${run.error.message}\n` : "") +
         (run.error?.hint ? `How to fix: ${run.error.hint}\n` : "") +
         "Nothing it should have done since the last good run has happened.",
@@ -105,7 +110,7 @@ export function repeatedAlert(run: RunRecord, name: string, to: string, times: n
 export function silenceAlert(key: string, name: string, to: string, since: string, hours: number): MailMessage {
   return {
     to,
-    subject: maskSecrets(`[conveyor] ALERT: no new file for ${name} for ${hours} hours`),
+    subject: maskSecrets(`[conveyor] ALERT: no new file for ${name} for ${count(hours, "hour")}`),
     text: maskSecrets(
       `${name} (automation ${key}) reads new files only (select: new), and no run has found one since ${since}.\n` +
         "A feed that stops arriving is a failure nobody sees otherwise: check with the sender that the files are still delivered.",

@@ -14,6 +14,8 @@ export interface FailedRecords {
   set(identifier: string, message: string): unknown;
   has(identifier: string): boolean;
   readonly size: number;
+  /** Each failed record and its message, in the order they failed: errors.csv and the run record's failures. */
+  entries(): Iterable<[string, string]>;
 }
 
 /**

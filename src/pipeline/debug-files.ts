@@ -2,8 +2,11 @@ import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
+import type { FailedRecords } from "./apply-products.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
+import type { SourcePlace } from "./failure-lines.js";
+import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
 import type { PlannedOp } from "./plan.js";
 
@@ -11,7 +14,9 @@ import type { PlannedOp } from "./plan.js";
  * The debug files of a run (runs.md, "Debug mode"). A debug run writes them
  * all; a live run keeps only `errors.csv` and `summary.json` (for the
  * notification and the run record), so a million-row live run does not pay
- * for a million-line plan. Every text passes the secret mask.
+ * for a million-line plan. errors.csv has the row errors of both and, in a
+ * live run, each record the apply stage failed, with the service's message.
+ * Every text passes the secret mask.
  */
 
 /** Hard-links a file into the debug folder (both live under the run's folder), copying only where linking fails. */
@@ -30,6 +35,10 @@ export class DebugFiles {
   private records: RecordWriter | undefined;
   private recordsKept = 0;
   private readonly names = new Set<string>();
+  /** The apply stage's failed records by reason, for the run record. */
+  readonly failures = new FailureTally();
+  /** Row errors: how many, and the first one's message. */
+  readonly rowErrors: { count: number; first: string | null } = { count: 0, first: null };
 
   constructor(
     readonly folder: string,
@@ -81,9 +90,29 @@ export class DebugFiles {
     this.names.add("plan.csv");
   }
 
+  /** A row error: a row read but not planned. */
   async addError(line: number | null, identifier: string, message: string): Promise<void> {
+    this.rowErrors.count++;
+    this.rowErrors.first ??= maskSecrets(message);
+    await this.errorLine(line, identifier, message);
+  }
+
+  private async errorLine(line: number | null, identifier: string, message: string): Promise<void> {
     this.errors ??= await this.writer("errors.csv", ["line", "identifier", "message"]);
-    await this.errors.write({ line: line === null ? "" : String(line), identifier, message: maskSecrets(message) });
+    await this.errors.write({ line: line === null ? "" : String(line), identifier: maskSecrets(identifier), message: maskSecrets(message) });
+  }
+
+  /**
+   * The records an apply stage failed: each is a line of errors.csv with the
+   * service's message, and its file and line where `places` knows them (as a
+   * row error names its file), and is counted by reason in `failures`.
+   */
+  async addFailures(failed: FailedRecords, places: ReadonlyMap<string, SourcePlace> = new Map()): Promise<void> {
+    for (const [identifier, message] of failed.entries()) {
+      this.failures.add(identifier, message);
+      const place = places.get(identifier);
+      await this.errorLine(place?.line ?? null, identifier, place ? `${place.file}: ${message}` : message);
+    }
   }
 
   /** False once records.csv has its `debug_rows` records (and always in a live run). */

@@ -4,6 +4,7 @@ import type { Connector } from "../../connectors/types.js";
 import type { FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { createExportMapper, type ExportMapper } from "../mapping/index.js";
+import { count } from "../plural.js";
 import { fileSha256 } from "../service/index.js";
 import { ExportSnapshot, exportSnapshotKey, rowHash, type DiffRow } from "./export-diff.js";
 import { RecordSpool, deliverFile, deliverRecords, type Delivery } from "./export-deliver.js";
@@ -140,6 +141,6 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
 
 function idleReason(selected: number, unchanged: number): string {
   if (selected === 0) return "no record to export: the selection found none";
-  if (unchanged === selected) return `nothing to export: all ${selected} selected records are unchanged since the last export`;
-  return `nothing to export: ${selected} records selected, none left to send (${unchanged} unchanged, the rest skipped or in error)`;
+  if (unchanged === selected) return `nothing to export: ${selected === 1 ? "the one selected record is" : `all ${selected} selected records are`} unchanged since the last export`;
+  return `nothing to export: ${count(selected, "record")} selected, none left to send (${unchanged} unchanged, the rest skipped or in error)`;
 }

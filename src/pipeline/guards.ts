@@ -60,7 +60,7 @@ export function checkGuards(input: GuardInput): GuardTrip | null {
     if (!input.force)
       return {
         name: "error_limit",
-        message: `${input.rowErrors} of ${total} rows (${share}%) failed to read or map, over error_limit ${describeLimit(input.errorLimit)}: nothing was written.${input.firstError ? ` The first: ${input.firstError.replace(/\.$/, "")}.` : ""} See errors.csv of a --debug run for all of them. ${FORCE_HINT}`,
+        message: `${input.rowErrors} of ${total} rows (${share}%) failed to read or map, over error_limit ${describeLimit(input.errorLimit)}: nothing was written.${input.firstError ? ` The first: ${input.firstError.replace(/\.$/, "")}.` : ""} errors.csv among the run's debug files lists all of them. ${FORCE_HINT}`,
         forceable: true,
       };
   }

@@ -6,6 +6,7 @@ import { applyProductFiles } from "./apply-products.js";
 import type { BulkFile } from "./bulk-batcher.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
+import { bulkFilePlaces } from "./failure-lines.js";
 import type { FetchedFile } from "./fetch.js";
 import { faultPoint } from "./faults.js";
 import { checkGuards } from "./guards.js";
@@ -63,6 +64,7 @@ export async function runBulkFilePass(input: ProductPassInput): Promise<ProductP
   input.onStage?.("apply", rows);
   const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, journal: input.journal });
   counts.failed += apply.failed.size;
+  await input.debug.addFailures(apply.failed, await bulkFilePlaces(input, files, apply.failed));
   // No snapshot here; the ledger and after_import come after the pass.
   faultPoint("after-apply");
   return { guard: null, apply, bulkFiles };

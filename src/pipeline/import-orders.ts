@@ -196,6 +196,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   input.onStage?.("apply", read.rows);
   const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal, journal: input.journal });
   counts.failed += apply.failed.size;
+  await input.debug.addFailures(apply.failed);
   faultPoint("after-apply");
 
   input.onStage?.("commit", read.rows);

@@ -12,6 +12,7 @@ import type { ApplyJournal } from "./apply-journal.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
 import { OpWriter } from "./op-writer.js";
+import { mappedPlaces } from "./failure-lines.js";
 import { faultPoint } from "./faults.js";
 import { checkGuards, type GuardTrip } from "./guards.js";
 import { notPlannedLog, type LogWriter } from "./logs.js";
@@ -203,6 +204,7 @@ export async function runProductPass(input: ProductPassInput): Promise<ProductPa
       onFile: (done, total) => input.onStage?.("apply", read.rows, { done, total }),
     });
     counts.failed += apply.failed.size;
+    await input.debug.addFailures(apply.failed, await mappedPlaces(input, files, apply.failed));
     faultPoint("after-apply");
 
     input.onStage?.("commit", read.rows);

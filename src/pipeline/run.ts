@@ -7,6 +7,7 @@ import type { RunOutcome, RunRecord } from "../state/index.js";
 import { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { runExport } from "./export-run.js";
+import { failedRecordsError } from "./failure-tally.js";
 import { runImport, type ImportOutcome } from "./import-run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
 
@@ -63,7 +64,11 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   stage("done");
   recorder.record.requests = { read: counter.read, write: counter.write };
   const guard = result?.guard ? { name: result.guard.name, message: result.guard.message } : null;
-  const applyError = result?.applyError ?? undefined;
+  const failures = debug.failures.list();
+  if (failures.length) recorder.record.failures = failures;
+  // A run that failed because its records did (nothing stopped it) still says why, and what to do.
+  const recordsError = outcome === "failed" && !error && !guard && !result?.applyError ? failedRecordsError(id, failures, debug.rowErrors) : null;
+  const endError = error ?? result?.applyError ?? recordsError ?? undefined;
   await debug.addJson("summary.json", {
     run: id,
     automation: options.key,
@@ -71,7 +76,8 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     outcome,
     counts: recorder.counts,
     guard,
-    error: (error ?? applyError)?.toJSON() ?? null,
+    error: endError?.toJSON() ?? null,
+    ...(failures.length ? { failures } : {}),
     files: recorder.record.files,
     requests: recorder.record.requests,
     // A debug run: what the live run would make (reads: at least; the service is polled until each file is done).
@@ -85,7 +91,7 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   }
   // Downloads and scratch data go; the debug files stay for the run record.
   await rm(workDir, { recursive: true, force: true });
-  return recorder.finish(outcome, { error: error ?? applyError, guard, debugFiles });
+  return recorder.finish(outcome, { error: endError, guard, debugFiles });
 }
 
 function decideOutcome(result: ImportOutcome, record: RunRecord): RunOutcome {

@@ -65,7 +65,7 @@ export class WorkDb {
       CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
       CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL);
       CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);
-      CREATE TABLE failed (identifier TEXT PRIMARY KEY) WITHOUT ROWID;`);
+      CREATE TABLE failed (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, message TEXT NOT NULL);`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
@@ -217,7 +217,7 @@ export class WorkDb {
     this.db.exec("DELETE FROM commits; DELETE FROM deferred;");
   }
 
-  /** The apply's failed records, on disk (the messages are in the run's logs and errors). */
+  /** The apply's failed records and their messages, on disk (a refused feed fails every row). */
   failures(): FailedRecords {
     return new WorkFailures(this.db);
   }
@@ -230,16 +230,17 @@ export class WorkDb {
 class WorkFailures implements FailedRecords {
   private readonly insert: Database.Statement;
   private readonly find: Database.Statement;
-  private pending: string[] = [];
+  private pending: Array<[string, string]> = [];
   private count = 0;
 
   constructor(private readonly db: Database.Database) {
-    this.insert = db.prepare("INSERT OR IGNORE INTO failed (identifier) VALUES (?)");
+    this.insert = db.prepare("INSERT OR IGNORE INTO failed (identifier, message) VALUES (?, ?)");
     this.find = db.prepare("SELECT 1 FROM failed WHERE identifier = ?").pluck();
   }
 
-  set(identifier: string): this {
-    this.pending.push(identifier);
+  /** A record failed twice (a file's error after some of its rows were read) keeps its first message. */
+  set(identifier: string, message: string): this {
+    this.pending.push([identifier, message]);
     if (this.pending.length >= 2000) this.flush();
     return this;
   }
@@ -255,12 +256,26 @@ class WorkFailures implements FailedRecords {
     return this.count;
   }
 
+  /** In pages, so no statement stays open while the caller awaits between records. */
+  *entries(pageSize = 1000): Generator<[string, string]> {
+    this.flush();
+    if (this.count === 0) return;
+    const page = this.db.prepare("SELECT seq, identifier, message FROM failed WHERE seq > ? ORDER BY seq LIMIT ?");
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; message: string }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      for (const r of rows) yield [r.identifier, r.message];
+    }
+  }
+
   private flush(): void {
     if (this.pending.length === 0) return;
     const ids = this.pending;
     this.pending = [];
     this.db.transaction(() => {
-      for (const id of ids) this.count += this.insert.run(id).changes;
+      for (const [id, message] of ids) this.count += this.insert.run(id, message).changes;
     })();
   }
 }

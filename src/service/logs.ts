@@ -6,7 +6,7 @@ import type { LogQuery, LogRecord } from "../state/types.js";
  * Search parameters of seed v3 part 4.4 (also accepted by v1 `POST /logs`) as
  * they travel: the store's query, with the multi-value fields comma-delimited.
  */
-export type LogSearch = Omit<LogQuery, "identifier" | "context" | "integration" | "account"> & {
+export type LogSearch = Omit<LogQuery, "identifier" | "context" | "integration" | "account" | "run"> & {
   identifier?: string;
   context?: string;
   integration?: string;

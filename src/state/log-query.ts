@@ -16,6 +16,7 @@ export function logFilter(query: LogQuery): (record: LogRecord) => boolean {
       tests.push((r) => set.has(pick(r)));
     }
   };
+  if (query.run) tests.push((r) => r.job_id === query.run);
   anyOf(query.identifier, (r) => r.identifier);
   anyOf(query.context, (r) => r.context);
   anyOf(query.integration, (r) => r.integration);

@@ -58,6 +58,7 @@ function whereOf(query: LogQuery, args: unknown[]): string {
     where.push(sql);
     searched = true;
   };
+  if (query.run) search(`job_id = ${p(query.run)}`);
   if (query.identifier?.length) search(`identifier = ANY(${p(query.identifier)}::text[])`);
   if (query.context?.length) search(`context = ANY(${p(query.context)}::text[])`);
   if (query.integration?.length) search(`integration = ANY(${p(query.integration)}::text[])`);

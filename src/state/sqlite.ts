@@ -292,6 +292,10 @@ function indexedLogWhere(query: LogQuery): { where: string; args: string[] } {
     where.push("account = ?");
     args.push(query.account);
   }
+  if (query.run) {
+    where.push("job_id = ?");
+    args.push(query.run);
+  }
   const identifiers = query.identifier ?? [];
   if (identifiers.length > 0) {
     where.push(`identifier IN (${identifiers.map(() => "?").join(", ")})`);
@@ -306,7 +310,7 @@ function indexedLogWhere(query: LogQuery): { where: string; args: string[] } {
     args.push(query.id);
   }
   // job_id refines only next to a search field (logFilter); the identifier or request_id above is one.
-  if (query.job_id && (identifiers.length > 0 || query.request_id || query.id)) {
+  if (query.job_id && (query.run || identifiers.length > 0 || query.request_id || query.id)) {
     where.push("job_id = ?");
     args.push(query.job_id);
   }

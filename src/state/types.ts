@@ -77,6 +77,13 @@ export interface RunSubject {
   account: string;
 }
 
+/** One reason records failed for: the service's message without the record it names, how many, and the first few identifiers. */
+export interface RunFailure {
+  message: string;
+  count: number;
+  examples: string[];
+}
+
 export interface RunRecord extends RunSubject, RunParameters {
   id: string;
   started: string;
@@ -91,6 +98,12 @@ export interface RunRecord extends RunSubject, RunParameters {
   guard: { name: string; message: string } | null;
   /** Why a run had nothing to do (outcome `nothing`): which files were passed over and why, or that no record was selected. */
   note?: string;
+  /**
+   * The records the apply stage failed (the service refused them, or they were not sent or not confirmed),
+   * grouped by the reason the service gave, most frequent first; each has every record in errors.csv.
+   * Absent when none failed (and on records from before it was kept).
+   */
+  failures?: RunFailure[];
   /** What the connection learned (sftp: `host_key`, the fingerprint the server offered and the run accepted). */
   connection?: Record<string, string>;
   /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */
@@ -169,6 +182,12 @@ export interface LogQuery {
   job_id?: string;
   /** Only this account's records. */
   account?: string;
+  /**
+   * Only this run's records (their job_id), as a search field of its own: for
+   * Conveyor's own readers (`conveyor logs`), by the job_id index. The seed's
+   * API never sets it, so there job_id stays a refinement.
+   */
+  run?: string;
 }
 
 export interface LogPage {

@@ -64,7 +64,7 @@ describe("notifications over SMTP", () => {
     expect(mail?.subject).toBe("[conveyor] Bad rows: partial");
     expect(mail?.text).toContain(`Run: ${String(res.body.id)}`);
     expect(mail?.text).toContain("Rows read: 3, row errors: 1");
-    expect(mail?.text).toMatch(/First row errors[\s\S]*3,/);
+    expect(mail?.text).toMatch(/First lines of errors\.csv[\s\S]*3,/);
     expect(mail?.attachments.map((a) => a.filename)).toEqual(["errors.csv"]);
     const text = raw(mail as ParsedMail);
     for (const secret of [SMTP_PASSWORD, ENCRYPTED, t.headers["X-Auth-Token"] ?? "?"]) expect(text).not.toContain(secret);
@@ -111,7 +111,7 @@ describe("notifications over SMTP", () => {
     expect(sent).toBe(1);
     expect(await notifier.checkSilence(candidates.filter((c) => c.name === "Missing feed"))).toBe(0);
     const alerts = await mailsTo("alerts@shop.test", before + 1);
-    expect(alerts.at(-1)?.subject).toBe("[conveyor] ALERT: no new file for Missing feed for 1 hours");
+    expect(alerts.at(-1)?.subject).toBe("[conveyor] ALERT: no new file for Missing feed for 1 hour");
     await db.close();
   });
 });

@@ -57,6 +57,16 @@ describe("bulk_file import", () => {
     expect(h.bulkJobs().slice(-5).map((j) => j.rows)).toEqual([1, 2, 1, 1, 1]);
   });
 
+  it("a row the service refuses is a line of the live run's errors.csv, with its line in the file", async () => {
+    h.writeFeed("feed-2.csv", "action,guid,title,stock\nadd,N7,New seven,1\nadd,N8,,1\n");
+    const live = await h.run(h.automation({ name: "feed-2\\.csv", field_map: {}, bulk_file: 1 }));
+    expect(live.outcome).toBe("partial");
+    expect(live.counts).toMatchObject({ create: 2, failed: 1 });
+    expect(live.error).toBeNull();
+    expect(live.failures).toEqual([{ message: "the title field is required to create an item", count: 1, examples: ["N8"] }]);
+    expect(debugFile(h, live.id, "errors.csv")).toMatch(/^3,N8,"feed-2\.csv: cannot add guid ""N8"": the title field is required to create an item"$/m);
+  });
+
   it("refuses a file whose second column is no identifier, naming it", async () => {
     h.writeFeed("feed-1.csv", "action,title,stock\nadd,x,1\n");
     const run = await h.run(h.automation({ name: "feed-1\\.csv", field_map: {}, bulk_file: 1 }), { mode: "debug" });

@@ -54,7 +54,7 @@ describe("planProduct", () => {
     expect(planRemoval(config, "Z")).toMatchObject({ kind: "remove", action: "end", identifier: "Z" });
   });
 
-  it("keeps the apply's failed records on disk, counted once each, past its write buffer", () => {
+  it("keeps the apply's failed records and their messages on disk, counted once each, past its write buffer", () => {
     const db = open();
     const failed = db.failures();
     expect(failed.size).toBe(0);
@@ -64,6 +64,11 @@ describe("planProduct", () => {
     expect(failed.size).toBe(5000);
     expect(failed.has("F4999")).toBe(true);
     expect(failed.has("F5000")).toBe(false);
+    // In the order they failed, paged past 1000, a record failed twice with its first message.
+    const entries = [...failed.entries()];
+    expect(entries).toHaveLength(5000);
+    expect(entries.slice(0, 2)).toEqual([["F0", "refused"], ["F1", "refused"]]);
+    expect(entries[4999]).toEqual(["F4999", "refused"]);
     db.close();
   });
 });

@@ -27,4 +27,17 @@ describe("the run summary", () => {
     const text = runSummary(record({ outcome: "nothing", counts: emptyCounts(), note: "file_configs[0]: no file to import: 1 listed, 1 already processed (stock.csv)" }));
     expect(text).toMatch(/why\s+│ file_configs\[0\]: no file to import: 1 listed, 1 already processed \(stock\.csv\)/);
   });
+
+  it("quotes the records that failed by message, and a failed run's error once, not as a run cut short", () => {
+    const failures = [{ message: "the title field is required to create an item", count: 2, examples: ["SKU-1", "SKU-2"] }];
+    const partial = runSummary(record({ outcome: "partial", counts: { ...emptyCounts(), rows: 3, create: 3, failed: 2 }, failures }));
+    expect(partial).toContain("2 records failed, by the service's message:\n  the title field is required to create an item (2: SKU-1, SKU-2)");
+    expect(partial).toContain("errors.csv has each one: conveyor debug-files r20261123T101500-abc123 errors.csv");
+    const error = { code: "records_failed", message: "2 records refused by the service: the title field is required to create an item (2: SKU-1, SKU-2)", hint: "Fix these records" };
+    const failed = runSummary(record({ outcome: "failed", counts: { ...emptyCounts(), rows: 2, create: 2, failed: 2 }, failures, error }));
+    expect(failed).toContain(`error (records_failed): ${error.message}\n  how to fix: Fix these records`);
+    expect(failed).not.toContain("by the service's message");
+    expect(failed).not.toContain("part of the plan may have been applied");
+    expect(failed).toMatch(/changes\s+│ 2 create/);
+  });
 });

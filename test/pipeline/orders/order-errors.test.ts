@@ -90,6 +90,10 @@ describe("order import: row errors and refused orders", () => {
     expect(c2).toMatchObject({ action: "create", result: "error", type: "order", operation: "import", request_id: "bulk-1.json" });
     expect(JSON.parse(String(c2?.message))).toEqual({ error: expect.stringContaining("items[0].sku is 120 characters; the limit is 100") });
     expect(logs.filter((l) => l.result === "success").map((l) => l.identifier).sort()).toEqual(["C-1", "C-3"]);
+    // A live run's errors.csv and record say the same, with no error: the run is partial.
+    expect(await readDebug(env, record, "errors.csv")).toMatch(/^line,identifier,message\r?\n,C-2,.*items\[0\]\.sku is 120 characters; the limit is 100/);
+    expect(record.failures).toEqual([{ message: expect.stringContaining("items[0].sku is 120 characters; the limit is 100"), count: 1, examples: ["C-2"] }]);
+    expect(record.error).toBeNull();
   });
 
   it("the next diff run sends only the failed order (fixed in the file) and leaves the applied ones alone", async () => {
@@ -109,6 +113,8 @@ describe("order import: row errors and refused orders", () => {
     const logs = await runLogs(env, record.id);
     expect(logs.map((l) => [l.identifier, l.result]).sort()).toEqual([["D-1", "error"], ["D-2", "error"]]);
     expect(String(logs[0]?.message)).toContain("total is required");
+    expect(record.error).toMatchObject({ code: "records_failed", message: expect.stringMatching(/^2 records refused by the service: .*total is required.*\(2: D-1, D-2\)$/) });
+    expect(record.failures?.[0]).toMatchObject({ count: 2, examples: ["D-1", "D-2"] });
   });
 
   it("an identifier two active orders share is a row error, not a guess", async () => {
