@@ -41,6 +41,7 @@ export const ERROR_CODES = [
   "guard",
   "canceled",
   "interrupted",
+  "automation_busy",
   "notify_failed",
   "state",
   "internal",
