@@ -147,6 +147,11 @@ function oneSystem(name: string, databaseUrl: () => string | undefined): void {
         expect(run.automation).toBe(id);
         const listed = await conveyor(["runs", file, "--json"]);
         expect((JSON.parse(listed.stdout) as RunJson[]).map((r) => r.id)).toContain(run.id);
+        writeFileSync(file, JSON.stringify(definition()));
+        const same = await conveyor(["run", file, "--debug", "--json"]);
+        expect(same.code, same.stderr).toBe(0);
+        expect(same.stderr).toContain(`is automation ${id} (slug ${SLUG}) in the state database`);
+        expect(same.stderr).not.toContain("differs");
         const unknown = await conveyor(["run", "4040"]);
         expect(unknown.code).toBe(2);
         expect(unknown.stderr).toContain('no automation with id or slug "4040" in the state database');
