@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { holderMayBeAlive } from "./lock-holder.js";
+import { holderMayBeAlive } from "./automation-lock.js";
 import type { AutomationLock, LockRequest } from "./types.js";
 
 /**
