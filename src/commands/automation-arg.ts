@@ -11,22 +11,7 @@ import { loadAutomationFile, loadSecretKey, type Automation } from "../definitio
 import { ConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 
-/**
- * `<file-or-id>` of the CLI: a definition file, or the slug of a definition
- * in the automations folder (`CONVEYOR_AUTOMATIONS`). The slug is the
- * automation's key for its state (snapshots, ledger, runs).
- */
-export async function loadAutomationArg(arg: string, settings: Settings): Promise<{ key: string; automation: Automation; file: string }> {
-  if (existsSync(arg)) {
-    const automation = await loadAutomationFile(arg);
-    return { key: automation.slug, automation, file: path.resolve(arg) };
-  }
-  const file = await folderFileOf(arg, settings);
-  if (file) return { key: file.automation.slug, ...file };
-  throw notFound(arg, settings, false);
-}
-
-/** What `conveyor run` runs, and under which identity. */
+/** What `conveyor run` and `conveyor ls` take as `<file-or-id>`, and under which identity it runs. */
 export interface RunTarget {
   /** The key of its runs, snapshot, ledger, metadata and lock: the stored automation's id, or the file's slug. */
   key: string;
@@ -56,7 +41,7 @@ export async function resolveRunTarget(arg: string, settings: Settings, db: Daem
   }
   const file = await folderFileOf(arg, settings);
   if (file) return fileTarget(file.file, file.file, file.automation, definitions, account);
-  throw notFound(arg, settings, true);
+  throw notFound(arg, settings);
 }
 
 async function fileTarget(file: string, shown: string, automation: Automation, definitions: DefinitionService, account: string): Promise<RunTarget> {
@@ -107,12 +92,9 @@ async function folderFileOf(slug: string, settings: Settings): Promise<{ automat
   return null;
 }
 
-function notFound(arg: string, settings: Settings, stored: boolean): ConveyorError {
+function notFound(arg: string, settings: Settings): ConveyorError {
   const folder = settings.automations;
-  const where = [stored ? `no automation with id or slug "${arg}" in the state database` : "", folder ? `no automation with slug "${arg}" in ${folder}` : ""].filter(Boolean);
-  return new ConveyorError("definition_not_found", `no definition file "${arg}"${where.length ? `, ${where.join(", and ")}` : ""}`, {
-    hint: stored
-      ? "Give the path of a definition file, or the id or slug of an automation in the state database (the daemon's GET /v3/automations/custom and /installed list them)."
-      : "Give the path of a definition file, or the slug of one in the automations folder (CONVEYOR_AUTOMATIONS).",
+  return new ConveyorError("definition_not_found", `no definition file "${arg}", no automation with id or slug "${arg}" in the state database${folder ? `, and no automation with slug "${arg}" in ${folder}` : ""}`, {
+    hint: "Give the path of a definition file, or the id or slug of an automation in the state database (the daemon's GET /v3/automations/custom and /installed list them).",
   });
 }

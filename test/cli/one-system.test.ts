@@ -107,6 +107,9 @@ function oneSystem(name: string, databaseUrl: () => string | undefined): void {
         expect(run.counts.rows).toBe(0);
         expect(run.files).toEqual([]);
         runIds.push(run.id);
+        const listing = await conveyor(["ls", id, "--json"]);
+        expect(listing.code, listing.stderr).toBe(0);
+        expect((JSON.parse(listing.stdout) as { files: Array<{ name: string; status: string }> }).files).toEqual([expect.objectContaining({ name: "in-1.csv", status: "already processed" })]);
       }, 90_000);
 
       it("`conveyor run <slug> --diff` compares with the daemon's snapshot: a new file with the same values plans nothing", async () => {
