@@ -33,23 +33,23 @@ export interface RunTarget {
 export async function resolveRunTarget(arg: string, settings: Settings, db: DaemonDb, account: string, logger: Logger): Promise<RunTarget> {
   const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
   const definitions = new DefinitionService(db.definitions, await Catalogue.load(catalogueFolder, logger), loadSecretKey(settings));
-  if (existsSync(arg)) return fileTarget(path.resolve(arg), arg, await loadAutomationFile(arg), definitions, account);
+  if (existsSync(arg)) return fileTarget(arg, await loadAutomationFile(arg), definitions, account, settings);
   const stored = /^\d+$/.test(arg) ? await definitions.byKey(arg) : await storedBySlug(definitions, arg, account);
   if (stored) {
     const notice = /^\d+$/.test(arg) ? null : `${arg} is automation ${stored.id} in the state database: the run is recorded under ${stored.id}`;
-    return { key: String(stored.id), automation: effectiveOf(definitions, stored), stored, notice };
+    return { key: String(stored.id), automation: effectiveOf(definitions, stored, settings), stored, notice };
   }
   const file = await folderFileOf(arg, settings);
-  if (file) return fileTarget(file.file, file.file, file.automation, definitions, account);
+  if (file) return fileTarget(file.file, file.automation, definitions, account, settings);
   throw notFound(arg, settings);
 }
 
-async function fileTarget(file: string, shown: string, automation: Automation, definitions: DefinitionService, account: string): Promise<RunTarget> {
+async function fileTarget(shown: string, automation: Automation, definitions: DefinitionService, account: string, settings: Settings): Promise<RunTarget> {
   const stored = await storedBySlug(definitions, automation.slug, account);
   if (!stored) return { key: automation.slug, automation, stored: null, notice: null };
   let same = false;
   try {
-    same = definitionVersion(effectiveOf(definitions, stored)) === definitionVersion(automation);
+    same = definitionVersion(effectiveOf(definitions, stored, settings)) === definitionVersion(automation);
   } catch {
     // The stored definition no longer validates: the file's certainly differs, and it is the one that runs.
   }
@@ -70,14 +70,16 @@ async function storedBySlug(definitions: DefinitionService, slug: string, accoun
   return matches[0] ?? null;
 }
 
-function effectiveOf(definitions: DefinitionService, stored: StoredAutomation): Automation {
+function effectiveOf(definitions: DefinitionService, stored: StoredAutomation, settings: Settings): Automation {
   try {
     return definitions.effective(stored).automation;
   } catch (err) {
-    throw new ConveyorError("definition_invalid", `automation ${stored.id} (slug ${stored.slug}) in the state database no longer validates: ${(err as Error).message}`, {
-      cause: err,
-      hint: `fix it with PATCH /v3/automations/${stored.kind}/${stored.id}, or run a corrected definition file`,
-    });
+    // An installed automation is its published one plus the installer's values: the CLI reads the catalogue from the same folder as the daemon.
+    const hint =
+      stored.kind === "installed"
+        ? `give the CLI the daemon's CONVEYOR_AUTOMATIONS (its published/ folder holds published automation ${stored.sharedId ?? "?"})${settings.automations ? "" : ", which is not set here"}`
+        : `fix it with PATCH /v3/automations/custom/${stored.id}, or run a corrected definition file`;
+    throw new ConveyorError("definition_invalid", `automation ${stored.id} (slug ${stored.slug}) in the state database cannot run: ${(err as Error).message}`, { cause: err, hint });
   }
 }
 
