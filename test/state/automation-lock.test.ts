@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
@@ -102,6 +102,31 @@ describe("automation lock: a holder that died", () => {
     await next.release();
     await store.close();
   });
+
+  it("sqlite: a process killed with SIGKILL while it holds the lock frees it for the next run at once", async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-lock-")), "state.db");
+    const script = `
+      import { SqliteStore } from "./src/state/sqlite.ts";
+      import { holdAutomation, lockHolder } from "./src/state/index.ts";
+      const store = new SqliteStore(${JSON.stringify(file)});
+      await holdAutomation(store, { automation: "3", runId: "run-killed", holder: lockHolder("cli") });
+      process.stdout.write("held\\n");
+      setInterval(() => undefined, 1000);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (b: Buffer) => b.toString().includes("held") && resolve());
+      child.on("exit", (code) => reject(new Error(`the holder exited first (${String(code)})`)));
+    });
+    const store = new SqliteStore(file);
+    expect(await holdAutomation(store, { automation: "3", runId: "run-next", holder: lockHolder("cli") }, 3_600_000)).toMatchObject({ busy: { run_id: "run-killed" } });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    const next = held(await holdAutomation(store, { automation: "3", runId: "run-next", holder: lockHolder("cli") }, 3_600_000));
+    expect(next.lock.run_id).toBe("run-next");
+    await next.release();
+    await store.close();
+  }, 30_000);
 
   it("postgres: the lock is the cluster's run lock, so a daemon's running run holds off a CLI run", async () => {
     const schema = pgs.fresh();
