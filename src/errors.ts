@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   "canceled",
   "interrupted",
   "records_failed",
+  "automation_busy",
   "notify_failed",
   "state",
   "internal",

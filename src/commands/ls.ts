@@ -9,7 +9,8 @@ import { chooseFiles, ledgerKey } from "../pipeline/fetch.js";
 import { metadataStore } from "../pipeline/metadata.js";
 import { newRunId } from "../pipeline/recorder.js";
 import { openStore } from "../state/index.js";
-import { loadAutomationArg } from "./automation-arg.js";
+import { DEFAULT_API_USER } from "../embedded/index.js";
+import { targetOf } from "./run-target.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 import { applyParams, collect } from "./params.js";
 
@@ -35,50 +36,53 @@ export function register(program: Command): void {
   program
     .command("ls")
     .description("connect with an automation's connection and list what its file configs would pick, and why any file is left out")
-    .argument("<file-or-id>", "a definition file, or the slug of one in the automations folder")
+    .argument("<file-or-id>", "the id or slug of an automation in the state database, a definition file, or the slug of one in the automations folder")
     .option("--param <name=value>", "set a parameter for this listing (repeatable; names may contain spaces)", collect, [])
     .option("--json", "print the listing as JSON")
     .option("--verbose", "protocol traces to standard error (passwords redacted)")
     .action(async (arg: string, flags: { json?: boolean; verbose?: boolean; param?: string[] }, command: Command) => {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
-        const loaded = await loadAutomationArg(arg, settings);
-        const key = loaded.key;
-        const raw = applyParams(loaded.automation, flags.param ?? []);
-        const automation = resolveAutomation(raw, { runId: newRunId(), now: new Date(), secretKey: loadSecretKey(settings) });
-        if (!automation.connection) throw new ConveyorError("usage", "the automation has no connection to list");
-        const store = await openStore(settings);
         const logger = createLogger({ level: flags.verbose ? "debug" : "warn" });
-        const connector = createConnector(automation.connection, {
-          settings,
-          logger,
-          metadata: await metadataStore(store, key),
-          apiUser: settings.apiUser ?? "demo",
-          verbose: Boolean(flags.verbose),
-        });
+        const store = await openStore(settings);
         try {
-          const facts = await connector.test();
-          const listed: Listed[] = [];
-          if (automation.action === "import") {
-            for (const [index, config] of automation.file_configs.entries()) {
-              const chosen = await chooseFiles({ connector, config, store, ledger: ledgerKey(key, index), now: Date.now, stabilityPollMs: 0 });
-              for (const f of chosen.picked) listed.push(row(index, f, "picked"));
-              for (const f of chosen.young) listed.push(row(index, f, "too young (would wait until its size settles)"));
-              for (const s of chosen.skipped) listed.push(row(index, s.file, s.reason));
+          // The run's identity: a stored automation's ledger and metadata are under its id, its storage is its account's.
+          const target = await targetOf(arg, settings, store, settings.apiUser ?? DEFAULT_API_USER, logger);
+          const raw = applyParams(target.automation, flags.param ?? []);
+          const automation = resolveAutomation(raw, { runId: newRunId(), now: new Date(), secretKey: loadSecretKey(settings) });
+          if (!automation.connection) throw new ConveyorError("usage", "the automation has no connection to list");
+          const connector = createConnector(automation.connection, {
+            settings,
+            logger,
+            metadata: await metadataStore(store, target.key),
+            apiUser: target.stored?.account ?? settings.apiUser ?? DEFAULT_API_USER,
+            verbose: Boolean(flags.verbose),
+          });
+          try {
+            const facts = await connector.test();
+            const listed: Listed[] = [];
+            if (automation.action === "import") {
+              for (const [index, config] of automation.file_configs.entries()) {
+                const chosen = await chooseFiles({ connector, config, store, ledger: ledgerKey(target.key, index), now: Date.now, stabilityPollMs: 0 });
+                for (const f of chosen.picked) listed.push(row(index, f, "picked"));
+                for (const f of chosen.young) listed.push(row(index, f, "too young (would wait until its size settles)"));
+                for (const s of chosen.skipped) listed.push(row(index, s.file, s.reason));
+              }
+            } else {
+              for (const f of await connector.list()) listed.push(row(-1, f, "in the export folder"));
             }
-          } else {
-            for (const f of await connector.list()) listed.push(row(-1, f, "in the export folder"));
+            if (flags.json) process.stdout.write(`${JSON.stringify({ connection: facts.facts, files: listed })}\n`);
+            else {
+              process.stdout.write(`connected: ${Object.entries(facts.facts).map(([k, v]) => `${k}=${v}`).join(", ")}\n`);
+              const table = new Table({ head: ["config", "name", "size", "modified", "status"], style: { head: [], border: [] } });
+              for (const l of listed) table.push([l.config < 0 ? "-" : String(l.config), l.name, String(l.size), l.modified ?? "?", l.status]);
+              process.stdout.write(`${listed.length ? table.toString() : "(no files)"}\n`);
+            }
+            return EXIT.ok;
+          } finally {
+            await connector.close().catch(() => undefined);
           }
-          if (flags.json) process.stdout.write(`${JSON.stringify({ connection: facts.facts, files: listed })}\n`);
-          else {
-            process.stdout.write(`connected: ${Object.entries(facts.facts).map(([k, v]) => `${k}=${v}`).join(", ")}\n`);
-            const table = new Table({ head: ["config", "name", "size", "modified", "status"], style: { head: [], border: [] } });
-            for (const l of listed) table.push([l.config < 0 ? "-" : String(l.config), l.name, String(l.size), l.modified ?? "?", l.status]);
-            process.stdout.write(`${listed.length ? table.toString() : "(no files)"}\n`);
-          }
-          return EXIT.ok;
         } finally {
-          await connector.close().catch(() => undefined);
           await store.close();
         }
       });

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import Table from "cli-table3";
 import { runJson } from "../cli-output/summary.js";
@@ -6,13 +7,20 @@ import { openStore, type RunRecord, type StateStore } from "../state/index.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
+import { loadAutomationFile } from "../definition/index.js";
 
-/** The daemon keys runs by the automation's id; people remember slugs. Both are accepted. */
+/**
+ * Runs of an automation stored in the state database are keyed by its id,
+ * whoever started them (daemon, API or `conveyor run`); people remember
+ * slugs, and a definition file names its slug. All three are accepted; a
+ * slug also finds the runs of a file no stored automation has.
+ */
 async function automationKeys(settings: Settings, store: StateStore, arg: string): Promise<string[]> {
-  const keys = [arg];
+  const slug = existsSync(arg) && statSync(arg).isFile() ? (await loadAutomationFile(arg)).slug : arg;
+  const keys = [slug];
   const db = openDaemonDb(settings, store);
   try {
-    for (const a of await db.definitions.all()) if (a.slug === arg) keys.push(String(a.id));
+    for (const a of await db.definitions.all()) if (a.slug === slug) keys.push(String(a.id));
   } finally {
     await db.close();
   }
@@ -23,7 +31,7 @@ export function register(program: Command): void {
   program
     .command("runs")
     .description("list run records, newest first (all automations, or one by id or slug)")
-    .argument("[automation]", "the automation's id (daemon) or slug")
+    .argument("[automation]", "the automation's id or slug, or its definition file")
     .option("--limit <n>", "at most this many runs", "20")
     .option("--json", "print one JSON array of run records")
     .action(async (automation: string | undefined, flags: { limit: string; json?: boolean }, command: Command) => {

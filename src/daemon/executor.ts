@@ -3,7 +3,7 @@ import { ConveyorError, toConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { RunRecorder, runError } from "../pipeline/recorder.js";
 import { runAutomation } from "../pipeline/run.js";
-import type { RunRecord, StateStore } from "../state/index.js";
+import { waitForAutomation, LOCK_LEASE_MS, lockHolder, type HeldLock, type RunRecord, type StateStore } from "../state/index.js";
 import type { DefinitionService } from "./definitions.js";
 import type { Environments } from "./environments.js";
 import type { CancelReason } from "./queue.js";
@@ -15,6 +15,11 @@ import type { QueuedRun, RunExecutor } from "./types.js";
  * run, never the one in flight. A run that cannot start (the definition was
  * deleted or no longer validates, the account is gone) still gets a failed
  * record, so the id the API handed out always leads somewhere.
+ *
+ * Before it starts, a run takes its automation's lock in the state store, the
+ * one `conveyor run` takes too: a run the queue lets through waits here while
+ * a CLI run of the automation holds it (the queue's own rules stay as they
+ * are). With PostgreSQL the cluster's dispatcher took that lock already.
  */
 export class DaemonExecutor implements RunExecutor {
   constructor(
@@ -24,13 +29,19 @@ export class DaemonExecutor implements RunExecutor {
       store: StateStore;
       logger: Logger;
       onFinished?: (run: RunRecord) => Promise<void>;
+      /** A lock holder silent this long is dead (default LOCK_LEASE_MS). */
+      lockLeaseMs?: number;
+      /** How often a run waiting for a CLI run of its automation looks again (default 1 s). */
+      lockPollMs?: number;
     },
   ) {}
 
   async execute(request: QueuedRun, signal: AbortSignal): Promise<{ outcome: string; error: { code: string; message: string } | null; note?: string }> {
     const { definitions, environments } = this.options;
     let record: RunRecord;
+    let held: HeldLock | undefined;
     try {
+      held = await this.hold(request, signal);
       const stored = await definitions.byKey(request.automation);
       if (!stored) throw new ConveyorError("definition_not_found", `automation ${request.automation} was deleted before its run started`);
       const { automation } = definitions.effective(stored);
@@ -39,9 +50,26 @@ export class DaemonExecutor implements RunExecutor {
       record = await runAutomation(env, { key: request.automation, automation, mode, trigger, diff, force, notify, email, id, signal });
     } catch (raw) {
       record = await this.failedBeforeStart(request, raw);
+    } finally {
+      await held?.release().catch((err: unknown) => this.options.logger.error({ err, run_id: request.id }, "could not release the automation's run lock; its lease runs out instead"));
     }
     await this.options.onFinished?.(record);
     return { outcome: record.outcome ?? "failed", error: record.error ? { code: record.error.code, message: record.error.message } : null, ...(record.note ? { note: record.note } : {}) };
+  }
+
+  /** The definition is read once the lock is held, so a run that waited starts with the definition of the moment it starts. */
+  private async hold(request: QueuedRun, signal: AbortSignal): Promise<HeldLock> {
+    let told = false;
+    return waitForAutomation(this.options.store, { automation: request.automation, runId: request.id, holder: lockHolder("daemon") }, {
+      leaseMs: this.options.lockLeaseMs ?? LOCK_LEASE_MS,
+      signal,
+      ...(this.options.lockPollMs ? { pollMs: this.options.lockPollMs } : {}),
+      onWaiting: (lock) => {
+        if (told) return;
+        told = true;
+        this.options.logger.info({ event: "run_waiting_for_lock", run_id: request.id, automation: request.automation, holder_run: lock.run_id, holder: lock.holder }, "the automation is running elsewhere (a conveyor run); this run starts when that one ends");
+      },
+    });
   }
 
   /**
@@ -67,7 +95,8 @@ export class DaemonExecutor implements RunExecutor {
       return (await this.options.store.getRun(request.id)) ?? existing;
     }
     const recorder = await RunRecorder.start(this.options.store, runStart(request));
-    return recorder.finish("failed", { error });
+    // Canceled while it waited for a CLI run of its automation: a cancel, not a failure.
+    return recorder.finish(error.code === "canceled" ? "canceled" : "failed", { error });
   }
 }
 

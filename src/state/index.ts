@@ -10,6 +10,7 @@ export * from "./types.js";
 export { deriveStatus } from "./status.js";
 export { isDebugFileName } from "./debug-files.js";
 export { isPostgresUrl } from "./pg-connect.js";
+export { describeHolder, holdAutomation, lockHolder, waitForAutomation, LOCK_LEASE_MS, type HeldLock } from "./automation-lock.js";
 export { PostgresStore } from "./postgres.js";
 
 /**

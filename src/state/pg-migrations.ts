@@ -58,6 +58,14 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         fire_time text NOT NULL, reason text NOT NULL, recorded timestamptz NOT NULL);
       CREATE INDEX scheduler_skips_by_key ON scheduler_skips (key, seq DESC);`,
   },
+  {
+    // The cluster's table (daemon/cluster/schema.ts, same columns), made here too so a CLI run takes the lock before any daemon ran.
+    name: "run locks: one run per automation across daemons and CLI runs",
+    sql: `
+      CREATE TABLE IF NOT EXISTS run_locks (
+        automation text PRIMARY KEY, run_id text NOT NULL, daemon text NOT NULL,
+        started timestamptz NOT NULL DEFAULT now(), heartbeat timestamptz NOT NULL DEFAULT now());`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

@@ -3,14 +3,17 @@ import { ConveyorError } from "../errors.js";
 import { inTransaction, openPgPool, parsePgUrl, type PgOptions } from "./pg-connect.js";
 import { PgDebugFiles } from "./pg-debug-files.js";
 import { interruptedError } from "./interrupted.js";
+import { pgLock, pgReleaseLock, pgRenewLock } from "./pg-locks.js";
 import { insertLogs, searchLogs } from "./pg-logs.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import type {
+  AutomationLock,
   AutomationStatus,
   LedgerEntry,
   LogPage,
   LogQuery,
   LogRecord,
+  LockRequest,
   RunListQuery,
   RunMode,
   RunRecord,
@@ -242,6 +245,18 @@ export class PostgresStore implements StateStore {
 
   async listDebugFiles(runId: string): Promise<string[]> {
     return this.debugFiles.list(runId);
+  }
+
+  async lockAutomation(request: LockRequest, leaseMs: number): Promise<AutomationLock> {
+    return pgLock(this.pool, request, leaseMs);
+  }
+
+  async renewLock(automation: string, runId: string): Promise<boolean> {
+    return pgRenewLock(this.pool, automation, runId);
+  }
+
+  async releaseLock(automation: string, runId: string): Promise<void> {
+    await pgReleaseLock(this.pool, automation, runId);
   }
 
   async getMetadata(automation: string): Promise<Record<string, unknown>> {

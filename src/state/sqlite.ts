@@ -4,15 +4,18 @@ import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import { FolderDebugFiles } from "./debug-files.js";
 import { interruptedError } from "./interrupted.js";
+import { SqliteLocks } from "./sqlite-locks.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import type {
+  AutomationLock,
   AutomationStatus,
   LedgerEntry,
   LogPage,
   LogQuery,
   LogRecord,
+  LockRequest,
   RunListQuery,
   RunMode,
   RunRecord,
@@ -36,6 +39,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX logs_by_identifier ON logs (account, identifier);
    CREATE INDEX logs_by_job ON logs (account, job_id);
    CREATE TABLE metadata (automation TEXT PRIMARY KEY, body TEXT NOT NULL);`,
+  `CREATE TABLE run_locks (automation TEXT PRIMARY KEY, run_id TEXT NOT NULL, holder TEXT NOT NULL, started TEXT NOT NULL, heartbeat TEXT NOT NULL);`,
 ];
 
 const CHUNK = 500;
@@ -45,6 +49,7 @@ export class SqliteStore implements StateStore {
   private readonly db: Database.Database;
   private readonly debugFiles: FolderDebugFiles;
   private readonly lookups = new Map<number, Database.Statement>();
+  private readonly locks: SqliteLocks;
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
   constructor(file: string, options: { dataDir?: string } = {}) {
@@ -60,6 +65,7 @@ export class SqliteStore implements StateStore {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     this.migrate();
+    this.locks = new SqliteLocks(this.db);
   }
 
   private migrate(): void {
@@ -261,6 +267,18 @@ export class SqliteStore implements StateStore {
 
   async listDebugFiles(runId: string): Promise<string[]> {
     return this.debugFiles.list(runId);
+  }
+
+  async lockAutomation(request: LockRequest, leaseMs: number): Promise<AutomationLock> {
+    return this.locks.lock(request, leaseMs);
+  }
+
+  async renewLock(automation: string, runId: string): Promise<boolean> {
+    return this.locks.renew(automation, runId);
+  }
+
+  async releaseLock(automation: string, runId: string): Promise<void> {
+    this.locks.release(automation, runId);
   }
 
   async getMetadata(automation: string): Promise<Record<string, unknown>> {

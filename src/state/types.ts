@@ -208,6 +208,22 @@ export interface RunListQuery {
   mode?: RunMode;
 }
 
+/** The no-overlap lock of one automation: the run that holds it, and its holder's last sign of life. */
+export interface AutomationLock {
+  automation: string;
+  run_id: string;
+  /** Who runs it: `daemon <host>:<pid>` or `cli <host>:<pid>` (PostgreSQL cluster daemons: their daemon name). */
+  holder: string;
+  started: string;
+  heartbeat: string;
+}
+
+export interface LockRequest {
+  automation: string;
+  runId: string;
+  holder: string;
+}
+
 /** A debug file of a run as the store keeps it; streamed, since one can be as big as the feed. */
 export interface StoredDebugFile {
   size: number;
@@ -259,6 +275,17 @@ export interface StateStore {
   getDebugFile(runId: string, name: string): Promise<StoredDebugFile | null>;
   /** The names kept for the run, sorted; `source/…` for downloaded files. */
   listDebugFiles(runId: string): Promise<string[]>;
+
+  /**
+   * Takes the automation's no-overlap lock for the run unless a live run holds
+   * it, atomically across processes; a holder silent for `leaseMs` is dead and
+   * loses it. Returns the lock as it stands: this run's when taken (asking
+   * again renews it), another run's when that one holds it.
+   */
+  lockAutomation(request: LockRequest, leaseMs: number): Promise<AutomationLock>;
+  /** The holder's sign of life; false when the run no longer holds the lock (it was taken over as dead). */
+  renewLock(automation: string, runId: string): Promise<boolean>;
+  releaseLock(automation: string, runId: string): Promise<void>;
 
   getMetadata(automation: string): Promise<Record<string, unknown>>;
   setMetadata(automation: string, metadata: Record<string, unknown>): Promise<void>;
