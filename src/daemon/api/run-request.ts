@@ -3,7 +3,8 @@ import { HttpError } from "../../embedded/envelopes.js";
 import { toConveyorError } from "../../errors.js";
 import type { RunRequest } from "../types.js";
 import type { ApiContext } from "./context.js";
-import { badRequest, flag, rejectUnknown } from "./query.js";
+import { checkRunFlags } from "./flags.js";
+import { badRequest, rejectUnknown } from "./query.js";
 
 /** The run endpoint's parameters (part 4.2) plus `force`, which lets a run past its guards. */
 export const RUN_PARAMS = ["debug", "diff", "notify", "email", "force"] as const;
@@ -17,16 +18,17 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  */
 export async function queueRun(ctx: ApiContext, request: FastifyRequest, key: string, account: string): Promise<Record<string, unknown>> {
   const q = rejectUnknown(request, RUN_PARAMS);
+  const flags = checkRunFlags(request);
   const email = q.email?.trim() || null;
   if (email !== null && !EMAIL.test(email)) throw badRequest(`email must be an e-mail address, not ${JSON.stringify(q.email)}`);
   const run: RunRequest = {
     automation: key,
     account,
-    mode: flag(q.debug) ? "debug" : "prod",
+    mode: flags.debug ? "debug" : "prod",
     trigger: "api",
-    diff: flag(q.diff),
-    force: flag(q.force),
-    notify: flag(q.notify),
+    diff: flags.diff,
+    force: flags.force,
+    notify: flags.notify,
     email,
   };
   let result;
