@@ -11,8 +11,8 @@ function failure(body: Record<string, unknown>): string {
 const pgs = new PgSchemas();
 afterAll(async () => pgs.end());
 
-/** Strict run flags on both state stores: one SQLite file, or PostgreSQL as a cluster uses it. */
-describe.each(["sqlite", "postgres"] as const)("run flags on %s", (kind) => {
+/** Strict run flags and `?wait=` on both state stores: one SQLite file, or PostgreSQL as a cluster uses it. */
+describe.each(["sqlite", "postgres"] as const)("run flags and wait on %s", (kind) => {
   let t: TestDaemon;
   let id = "";
   let installed = "";
@@ -35,6 +35,10 @@ describe.each(["sqlite", "postgres"] as const)("run flags on %s", (kind) => {
     ["debug=1&diff=on", "diff", /diff must be 1, 0, true or false, not "on"/],
     ["debug=1&notify=no", "notify", /notify must be 1, 0, true or false, not "no"/],
     ["debug=1&debug=0", "debug", /debug is given 2 times; give it once/],
+    ["debug=1&wait=0", "wait", /wait must be a whole number of seconds from 1 to 600, not "0"/],
+    ["debug=1&wait=601", "wait", /from 1 to 600, not "601"/],
+    ["debug=1&wait=1.5", "wait", /from 1 to 600, not "1.5"/],
+    ["debug=1&wait=", "wait", /from 1 to 600, not an empty value/],
   ];
 
   it.each(refused)("refuses ?%s with a 400 naming %s and the allowed values", async (q, name, message) => {
@@ -65,7 +69,17 @@ describe.each(["sqlite", "postgres"] as const)("run flags on %s", (kind) => {
     expect((await t.request("GET", "/v3/automations/custom?debug=1&diff=false&notify=TRUE")).status).toBe(200);
   });
 
-  it("accepts true/false in any case and answers in the seed's shape", async () => {
+  it("?debug=1&wait=30 answers when the run has ended, with the record GET /v3/automations/runs/{id} gives", async () => {
+    const res = await t.request("GET", `/v3/automations/custom/${id}/run?debug=1&diff=0&wait=30`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: expect.any(String), result: "success", state: "finished" });
+    expect(res.body.message).toMatch(/debug run of automation .* finished: success/);
+    const record = await t.request("GET", `/v3/automations/runs/${String(res.body.id)}`);
+    expect(res.body.run).toEqual(record.body);
+    expect(record.body).toMatchObject({ mode: "debug", trigger: "api", outcome: "success", state: "finished" });
+  });
+
+  it("accepts true/false in any case and answers without wait in the seed's shape", async () => {
     const res = await t.request("GET", `/v3/automations/custom/${id}/run?debug=True&diff=false&force=0&notify=FALSE`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: expect.any(String), message: expect.any(String), result: "success" });
