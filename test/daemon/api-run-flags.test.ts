@@ -69,6 +69,28 @@ describe.each(["sqlite", "postgres"] as const)("run flags and wait on %s", (kind
     expect((await t.request("GET", "/v3/automations/custom?debug=1&diff=false&notify=TRUE")).status).toBe(200);
   });
 
+  it("refuses a body flag that is not a boolean instead of reading it as false, and changes nothing", async () => {
+    const install = await t.request("POST", "/v3/automations/installed", { shared_id: 4711, active: "maybe", parameters: [{ name: "warehouse", value: "x", encrypted: "yes" }] });
+    expect(install.status).toBe(400);
+    const messages = Object.values((install.body as unknown as Failed).results.failed).map((f) => f.message).join("\n");
+    expect(messages).toMatch(/active: "maybe" is not a boolean.*true, false, 1 or 0/);
+    expect(messages).toMatch(/parameters\[0\]\.encrypted: "yes" is not a boolean/);
+    expect((await t.request("GET", "/v3/automations/installed")).body.count).toBe("1");
+
+    const patch = await t.request("PATCH", `/v3/automations/installed/${installed}`, { active: "on" });
+    expect(patch.status).toBe(400);
+    expect(failure(patch.body)).toContain("active");
+    for (const route of [`custom/${id}`, `installed/${installed}`]) {
+      const put = await t.request("PUT", `/v3/automations/${route}/parameters/warehouse`, { value: "secret-ish", encrypted: "yes" });
+      expect(put.status, route).toBe(400);
+      expect(failure(put.body), route).toMatch(/encrypted: "yes" is not a boolean/);
+    }
+    const fetched = await t.request("GET", `/v3/automations/installed/${installed}`);
+    expect(fetched.body.automation).toMatchObject({ active: false });
+    const ok = await t.request("PUT", `/v3/automations/installed/${installed}/parameters/warehouse`, { value: "main", encrypted: "false" });
+    expect(ok.status).toBe(200);
+  });
+
   it("?debug=1&wait=30 answers when the run has ended, with the record GET /v3/automations/runs/{id} gives", async () => {
     const res = await t.request("GET", `/v3/automations/custom/${id}/run?debug=1&diff=0&wait=30`);
     expect(res.status).toBe(200);
