@@ -72,3 +72,24 @@ describe.each(["sqlite", "postgres"] as const)("?wait= shorter than the run on %
     expect(await waitForRun(t, runId, 30_000)).toMatchObject({ outcome: "success" });
   }, 60_000);
 });
+
+describe("?wait= at shutdown", () => {
+  it("answers a held request with the run's state when the daemon stops, instead of holding the shutdown", async () => {
+    // With PostgreSQL a run queued behind another stays in the shared queue when this daemon stops fetching: nothing here ends it.
+    const t = await startTestDaemon({ definitions: { "stock.json": stockDefinition() }, env: { CONVEYOR_DATABASE_URL: pgs.url() }, daemon: { embedded: SLOW } });
+    const list = await t.request("GET", "/v3/automations/custom");
+    const id = String((list.body.automations as Array<{ id: string }>)[0]?.id);
+    const first = await t.request("GET", `/v3/automations/custom/${id}/run?wait=1`);
+    expect(first.body.state).toBe("running");
+    const held = t.request("GET", `/v3/automations/custom/${id}/run?debug=1&wait=600`);
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    // The first run takes about 3 s to finish within the grace; the held request must not add its 600 s, nor a keep-alive's 72.
+    await t.close(30_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ result: "success", state: expect.stringMatching(/^(queued|finished)$/) });
+    if (answer.body.state === "queued") expect(answer.body.message).toMatch(/was still queued when this daemon began to shut down/);
+  }, 90_000);
+});

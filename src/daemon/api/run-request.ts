@@ -66,10 +66,10 @@ export async function queueRun(ctx: ApiContext, request: FastifyRequest, reply: 
     const waited = await awaitRun(ctx, result.id, wait, hold.signal);
     ctx.logger.debug({ event: "run_wait_ended", run_id: result.id, state: waited.state, ended: waited.ended }, "a run request's wait ended");
     const record = waited.record;
-    const said =
-      waited.state === "finished"
-        ? `${what} finished: ${record?.outcome ?? "unknown"}`
-        : `${what} is still ${waited.state} after ${wait} s; GET /v3/automations/runs/${result.id} reads its record`;
+    // The server is closing and waits for open connections: this one must not linger on keep-alive after the answer.
+    if (waited.ended === "shutdown") void reply.header("Connection", "close");
+    const still = waited.ended === "shutdown" ? `was still ${waited.state} when this daemon began to shut down` : `is still ${waited.state} after ${wait} s`;
+    const said = waited.state === "finished" ? `${what} finished: ${record?.outcome ?? "unknown"}` : `${what} ${still}; GET /v3/automations/runs/${result.id} reads its record`;
     return { id: result.id, message: said, result: "success", state: waited.state, run: record ? runView(record) : null };
   } finally {
     reply.raw.off("close", hungUp);
