@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { Command } from "commander";
-import { addSettingsFlags, usageExit } from "./commands/context.js";
+import { addSettingsFlags, runCommand, usageExit } from "./commands/context.js";
 import { commands } from "./commands/index.js";
 import { endQuietlyWhenStdoutCloses } from "./commands/stdout.js";
+import { strictRunFlagArgs } from "./commands/run-flags.js";
 import { tuneHeap } from "./memory.js";
 
 tuneHeap();
@@ -23,4 +24,11 @@ const program = new Command("conveyor")
 addSettingsFlags(program);
 for (const register of commands) register(program);
 
-await program.parseAsync(process.argv);
+// Before commander: a misspelled `--debug=` value must stop here, with its own message, before anything runs.
+let argv: string[] = [];
+try {
+  argv = strictRunFlagArgs(process.argv);
+} catch (err) {
+  await runCommand(process.argv.includes("--json"), () => Promise.reject(err));
+}
+await program.parseAsync(argv);

@@ -2,6 +2,7 @@ import type { Command, CommanderError } from "commander";
 import { loadSettings, SETTINGS, type Settings } from "../config.js";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import { maskSecrets } from "../secrets.js";
+import { runFlagValueHint } from "./run-flags.js";
 
 /** Exit codes of the spec (runs.md): scripts rely on them. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, partial: 3 } as const;
@@ -56,5 +57,7 @@ const usageCodes = new Set<ConveyorError["code"]>(["usage", "settings_invalid", 
  * usage errors exit code 2, which scripts tell apart from a failed run.
  */
 export function usageExit(err: CommanderError): never {
+  const hint = err.code === "commander.excessArguments" ? runFlagValueHint(process.argv.slice(2)) : null;
+  if (hint) process.stderr.write(`${hint}\n`);
   process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage);
 }

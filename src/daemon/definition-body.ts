@@ -1,4 +1,4 @@
-import { encryptValue, isEncrypted } from "../definition/index.js";
+import { encryptValue, isEncrypted, type Problem } from "../definition/index.js";
 import { MASK } from "../secrets.js";
 
 /**
@@ -24,6 +24,17 @@ export function parameterList(value: unknown): Json[] {
 /** A value that reads `true`/`1` the way the definition's booleans do. */
 export function truthyFlag(value: unknown): boolean {
   return value === true || value === 1 || value === "1" || value === "true";
+}
+
+/**
+ * A body's flag that `truthyFlag` would read as false without being false:
+ * `active: "maybe"` must not switch an automation off, nor `encrypted: "yes"`
+ * store a secret in the clear. Absent is fine; the caller keeps the old value.
+ */
+export function flagProblems(value: unknown, path: string): Problem[] {
+  if (value === undefined || value === true || value === false || value === 1 || value === 0) return [];
+  if (value === "1" || value === "0" || value === "true" || value === "false") return [];
+  return [{ path, message: `${JSON.stringify(value)} is not a boolean`, allowed: "true, false, 1 or 0" }];
 }
 
 /** Parameters: masked values take the stored value; encrypted ones are encrypted. */

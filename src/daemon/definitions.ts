@@ -2,7 +2,7 @@ import { parseAutomation, type Automation, type Problem } from "../definition/in
 import { HttpError } from "../embedded/envelopes.js";
 import { describeProblem } from "../definition/index.js";
 import type { Catalogue, PublishedAutomation } from "./catalogue.js";
-import { installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";
+import { flagProblems, installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";
 import type { AutomationKind, DefinitionStore, StoredAutomation } from "./definitions-store.js";
 import { definitionVersion, toSchedulable, type SchedulableAutomation } from "./types.js";
 
@@ -108,6 +108,8 @@ export class DefinitionService {
     if (body.value !== null && typeof body.value !== "string" && typeof body.value !== "number" && typeof body.value !== "boolean") {
       throw invalid([{ path: "value", message: "must be a string or null" }]);
     }
+    const encrypted = flagProblems(body.encrypted, "encrypted");
+    if (encrypted.length > 0) throw invalid(encrypted);
     if (kind === "installed") {
       const published = this.publishedOf(stored);
       const names = parameterList(published.raw.parameters).map((p) => String(p.name));
@@ -129,6 +131,7 @@ export class DefinitionService {
     if (body.shared_id === undefined) problems.push({ path: "shared_id", message: "required" });
     else if (!published) problems.push({ path: "shared_id", message: `no published automation ${JSON.stringify(body.shared_id)}`, allowed: this.catalogue.list().map((p) => String(p.sharedId)).join(", ") || "(the catalogue is empty)" });
     if (body.active === undefined) problems.push({ path: "active", message: "required" });
+    problems.push(...flagProblems(body.active, "active"));
     const install: Json = { active: truthyFlag(body.active), parameters: [] };
     if (typeof body.schedule === "string") install.schedule = body.schedule;
     problems.push(...this.installParameterProblems(body.parameters, published));
@@ -148,6 +151,7 @@ export class DefinitionService {
     const unknown = Object.keys(patch).filter((k) => !allowed.includes(k));
     const problems: Problem[] = unknown.map((k) => ({ path: k, message: "cannot be changed on an installed automation", allowed: allowed.join(", ") }));
     const published = this.publishedOf(stored);
+    problems.push(...flagProblems(patch.active, "active"));
     if (patch.parameters !== undefined) problems.push(...this.installParameterProblems(patch.parameters, published));
     if (problems.length > 0) throw invalid(problems);
     const next: Json = { ...stored.body };
@@ -215,6 +219,7 @@ export class DefinitionService {
     parameters.forEach((p: unknown, i) => {
       if (!isObject(p)) return problems.push({ path: `parameters[${i}]`, message: "must be an object {encrypted, name, value}" });
       for (const k of ["encrypted", "name", "value"]) if (!(k in p)) problems.push({ path: `parameters[${i}].${k}`, message: "required" });
+      problems.push(...flagProblems(p.encrypted, `parameters[${i}].encrypted`));
       if (names && typeof p.name === "string" && !names.includes(p.name)) {
         problems.push({ path: `parameters[${i}].name`, message: `"${p.name}" is not a parameter of this automation`, allowed: names.join(", ") || "(none)" });
       }

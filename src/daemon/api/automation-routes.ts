@@ -3,7 +3,7 @@ import { fields, text } from "../../embedded/envelopes.js";
 import type { AutomationKind } from "../definitions-store.js";
 import { accountOf, type ApiContext } from "./context.js";
 import { badRequest, LISTING_PARAMS, mutation, pathId, rejectUnknown } from "./query.js";
-import { queueRun } from "./run-request.js";
+import { queueRun, type RunHolds } from "./run-request.js";
 import { customFetched, installedShape, statusShape } from "./shapes.js";
 
 /**
@@ -13,6 +13,11 @@ import { customFetched, installedShape, statusShape } from "./shapes.js";
  */
 export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, kind: AutomationKind): void {
   const base = `/v3/automations/${kind}/:id`;
+  const holds: RunHolds = new Set();
+  // Without this a shutdown would sit out every `?wait=` still held, up to its full time.
+  app.addHook("preClose", async () => {
+    for (const hold of holds) hold.abort("shutdown");
+  });
 
   app.get(base, async (request) => {
     rejectUnknown(request, LISTING_PARAMS);
@@ -35,12 +40,12 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
     return mutation(String(id), 2, `parameter "${name}" of ${kind} automation ${id} updated`);
   });
 
-  app.get(`${base}/run`, async (request) => {
+  app.get(`${base}/run`, async (request, reply) => {
     const account = accountOf(request);
     const stored = await ctx.definitions.own(account, kind, pathId(request));
     // A definition that no longer validates is refused here, with every problem, rather than queued to fail.
     ctx.definitions.effective(stored);
-    return queueRun(ctx, request, String(stored.id), account);
+    return queueRun(ctx, request, reply, holds, String(stored.id), account);
   });
 
   app.delete(`${base}/status`, async (request) => {

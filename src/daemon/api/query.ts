@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
-import { HttpError, fields, text, truthy } from "../../embedded/envelopes.js";
+import { HttpError, fields, text } from "../../embedded/envelopes.js";
+import { checkRunFlags } from "./flags.js";
 
 /** The query parameters a v3 listing accepts (seed part 7); anything else is a 400 that names it. */
 export const LISTING_PARAMS = ["debug", "diff", "user_id", "page", "internal", "showFilters", "sort", "sortorder", "notify", "email", "type", "disableCache"] as const;
@@ -16,7 +17,11 @@ export function query(request: FastifyRequest): Record<string, string> {
   return out;
 }
 
-/** 400 in the validation envelope, code 1, naming the rejected parameters and the valid ones (part 7). */
+/**
+ * 400 in the validation envelope, code 1, naming the rejected parameters and
+ * the valid ones (part 7). The run flags a route accepts are checked here too,
+ * so every route refuses `debug=maybe` alike, whether it acts on it or not.
+ */
 export function rejectUnknown(request: FastifyRequest, valid: readonly string[]): Record<string, string> {
   const q = query(request);
   const unknown = Object.keys(q).filter((k) => !valid.includes(k));
@@ -24,6 +29,7 @@ export function rejectUnknown(request: FastifyRequest, valid: readonly string[])
     const message = `unknown query parameter${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}; valid parameters: ${valid.join(", ")}`;
     throw new HttpError(400, message, [{ message, code: 1 }]);
   }
+  checkRunFlags(request);
   return q;
 }
 
@@ -42,10 +48,6 @@ export function pathId(request: FastifyRequest): number {
   const raw = text(fields(request.params).id) ?? "";
   if (!/^\d+$/.test(raw)) throw badRequest(`the automation id in the path must be a number, not ${JSON.stringify(raw)}`);
   return Number(raw);
-}
-
-export function flag(value: string | undefined): boolean {
-  return value !== undefined && truthy(value);
 }
 
 /** The seed's listing envelope: `count` as a string, `timestamp` ISO 8601 UTC, then the array. */
