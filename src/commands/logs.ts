@@ -1,11 +1,11 @@
 import type { Command } from "commander";
 import Table from "cli-table3";
 import type { Settings } from "../config.js";
-import { openDaemonDb } from "../daemon/daemon-db.js";
 import { ConveyorError } from "../errors.js";
 import { count } from "../plural.js";
 import { maskSecrets } from "../secrets.js";
 import { openStore, type LogRecord, type RunRecord, type StateStore } from "../state/index.js";
+import { automationRuns } from "./automation-runs.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
 /**
@@ -24,30 +24,17 @@ interface LogsFlags {
   json?: boolean;
 }
 
-/** The daemon keys runs by the automation's id; people remember slugs. Both are accepted (as `conveyor runs` does). */
-async function automationKeys(settings: Settings, store: StateStore, arg: string): Promise<string[]> {
-  const keys = [arg];
-  const db = openDaemonDb(settings, store);
-  try {
-    for (const a of await db.definitions.all()) if (a.slug === arg) keys.push(String(a.id));
-  } finally {
-    await db.close();
-  }
-  return keys;
-}
-
 /** The run the argument names, or the newest runs of the automation it names. */
 async function runsOf(settings: Settings, store: StateStore, arg: string): Promise<RunRecord[]> {
   const run = await store.getRun(arg);
   if (run) return [run];
-  const runs: RunRecord[] = [];
-  for (const key of await automationKeys(settings, store, arg)) runs.push(...(await store.listRuns({ automation: key, limit: RUNS_SEARCHED })));
+  const runs = await automationRuns(settings, store, arg, RUNS_SEARCHED);
   if (runs.length === 0) {
     throw new ConveyorError("usage", `no run and no automation with runs is called ${JSON.stringify(arg)}: give a run id, or an automation's id, slug or definition file key`, {
       hint: "`conveyor runs` lists the recorded runs and their automations.",
     });
   }
-  return runs.sort((a, b) => (a.started < b.started ? 1 : -1)).slice(0, RUNS_SEARCHED);
+  return runs;
 }
 
 async function runLogs(store: StateStore, run: RunRecord, identifiers: string[], limit: number): Promise<LogRecord[]> {

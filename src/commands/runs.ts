@@ -1,31 +1,10 @@
-import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import Table from "cli-table3";
 import { runJson } from "../cli-output/summary.js";
-import { openDaemonDb } from "../daemon/daemon-db.js";
-import { openStore, type RunRecord, type StateStore } from "../state/index.js";
+import { automationRuns } from "./automation-runs.js";
+import { openStore, type RunRecord } from "../state/index.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
-import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
-import { loadAutomationFile } from "../definition/index.js";
-
-/**
- * Runs of an automation stored in the state database are keyed by its id,
- * whoever started them (daemon, API or `conveyor run`); people remember
- * slugs, and a definition file names its slug. All three are accepted; a
- * slug also finds the runs of a file no stored automation has.
- */
-async function automationKeys(settings: Settings, store: StateStore, arg: string): Promise<string[]> {
-  const slug = existsSync(arg) && statSync(arg).isFile() ? (await loadAutomationFile(arg)).slug : arg;
-  const keys = [slug];
-  const db = openDaemonDb(settings, store);
-  try {
-    for (const a of await db.definitions.all()) if (a.slug === slug) keys.push(String(a.id));
-  } finally {
-    await db.close();
-  }
-  return keys;
-}
 
 export function register(program: Command): void {
   program
@@ -42,12 +21,10 @@ export function register(program: Command): void {
         const store = await openStore(settings);
         let runs: RunRecord[] = [];
         try {
-          if (automation === undefined) runs = await store.listRuns({ limit });
-          else for (const key of await automationKeys(settings, store, automation)) runs.push(...(await store.listRuns({ automation: key, limit })));
+          runs = automation === undefined ? await store.listRuns({ limit }) : await automationRuns(settings, store, automation, limit);
         } finally {
           await store.close();
         }
-        runs = runs.sort((a, b) => (a.started < b.started ? 1 : -1)).slice(0, limit);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(runs.map(runJson))}\n`);
           return EXIT.ok;
