@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { ConveyorError } from "../errors.js";
+import { holderMayBeAlive } from "./automation-lock.js";
 import { inTransaction } from "./pg-connect.js";
 import type { AutomationLock, LockRequest } from "./types.js";
 
@@ -25,7 +26,8 @@ function toLock(row: LockRow): AutomationLock {
 }
 
 /**
- * A stale row goes first, then the insert: a concurrent attempt blocks on the
+ * A stale row goes first (lease out, or its holder's process on this machine
+ * gone), then the insert: a concurrent attempt blocks on the
  * row until this one commits and then sees it taken. A run asking again (the
  * dispatcher took the lock for the run the executor now starts) keeps it and
  * its holder, whose lease keeper renews it.
@@ -33,6 +35,10 @@ function toLock(row: LockRow): AutomationLock {
 export async function pgLock(pool: pg.Pool, request: LockRequest, leaseMs: number): Promise<AutomationLock> {
   return inTransaction(pool, async (client) => {
     await client.query("DELETE FROM run_locks WHERE automation = $1 AND run_id <> $2 AND heartbeat < now() - $3 * interval '1 millisecond'", [request.automation, request.runId, leaseMs]);
+    // As in SQLite: a holder on this machine whose process is gone (kill -9) holds nothing, without waiting out its lease.
+    const held = await client.query<{ run_id: string; holder: string }>("SELECT run_id, daemon AS holder FROM run_locks WHERE automation = $1 AND run_id <> $2 FOR UPDATE", [request.automation, request.runId]);
+    const gone = held.rows.find((row) => !holderMayBeAlive(row.holder));
+    if (gone) await client.query("DELETE FROM run_locks WHERE automation = $1 AND run_id = $2", [request.automation, gone.run_id]);
     await client.query(
       `INSERT INTO run_locks (automation, run_id, daemon) VALUES ($1, $2, $3)
        ON CONFLICT (automation) DO UPDATE SET heartbeat = now() WHERE run_locks.run_id = excluded.run_id`,
