@@ -61,8 +61,19 @@ async function* windows(file: string, overlap: number): AsyncGenerator<{ text: s
   if (held !== null) yield { text: held, last: true };
 }
 
+/** Whether the file holds one of the forms: a search of the bytes, chunk by chunk and across each chunk's edge, that decodes nothing. */
 async function holdsSecret(file: string, forms: readonly string[], overlap: number): Promise<boolean> {
-  for await (const { text } of windows(file, overlap)) if (forms.some((form) => text.includes(form))) return true;
+  const needles = forms.map((form) => Buffer.from(form, "latin1"));
+  let tail = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) {
+    const bytes = chunk as Buffer;
+    if (tail.length > 0) {
+      const edge = Buffer.concat([tail, bytes.subarray(0, overlap)]);
+      if (needles.some((n) => edge.includes(n))) return true;
+    }
+    if (needles.some((n) => bytes.includes(n))) return true;
+    tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - overlap)));
+  }
   return false;
 }
 

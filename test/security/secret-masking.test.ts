@@ -211,4 +211,12 @@ describe("a kept copy of a file", () => {
     const mask = Buffer.from("********");
     expect(readFileSync(to).equals(Buffer.concat([a, mask, b, mask, filler(7), mask]))).toBe(true);
   });
+
+  it("finds a secret whose only occurrence is cut by a chunk's edge", async () => {
+    const d = dir();
+    const from = path.join(d, "bulk.csv");
+    writeFileSync(from, `${"x".repeat(CHUNK - 3)}${secret}${"y".repeat(10)}`);
+    expect(await keepMasked(from, path.join(d, "kept.csv"))).toBe(1);
+    expect(readFileSync(path.join(d, "kept.csv"), "utf8")).toBe(`${"x".repeat(CHUNK - 3)}********${"y".repeat(10)}`);
+  });
 });
