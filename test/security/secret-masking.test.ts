@@ -10,6 +10,7 @@ import { registerSecret } from "../../src/secrets.js";
 import type { RunRecord } from "../../src/state/index.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
 import { csv, openHarness, type Harness } from "../pipeline/harness.js";
+import { automationOf, openOrderEnv, putFeed, run as runOrders, type OrderEnv } from "../pipeline/orders/order-env.js";
 
 /**
  * Every secret a run knows (an encrypted parameter, a connection password, a
@@ -178,6 +179,37 @@ describe("a connection password and a URL credential", () => {
     expect(h.items().get("H1")?.description).toBe(`${PASSWORD} from ${feed.base}/feed.csv?apikey=${URL_KEY}`);
     await expectNoClear(h, run, PASSWORD);
     await expectNoClear(h, run, URL_KEY);
+  });
+});
+
+describe("an encrypted parameter in an order body", () => {
+  let env: OrderEnv;
+  beforeEach(async () => {
+    env = await openOrderEnv();
+  });
+  afterEach(() => env.close());
+
+  it("a debug run masks it in bulk-1.json and says so", async () => {
+    const key = env.worker.env.secretKey;
+    if (!key) throw new Error("the environment has no secret key");
+    await putFeed(env, "orders-1.csv", "Order,Email\nW1,a@example.com\nW2,b@example.com\n");
+    const automation = automationOf({
+      name: "orders",
+      slug: "orders",
+      active: false,
+      schedule: "0 * * * *",
+      type: "orders",
+      action: "import",
+      connection: { type: "sdsftp", path: "orders" },
+      parameters: [{ name: "api key", value: encryptValue(API_KEY, key), encrypted: true }],
+      file_configs: [{ min_age: 0, name: "/orders.*\\.csv/", field_map: { ordernumber: "Order", email: "Email" }, field_run: { notes: "key <<api key>>" }, identifier: "ordernumber", create: true }],
+    });
+    const run = await runOrders(env, automation, "debug");
+    expect(run.error).toBeNull();
+    const body = readFileSync(path.join(env.settings.dataDir, "runs", run.id, "debug", "bulk-1.json"), "utf8");
+    expect(body).not.toContain(API_KEY);
+    expect(body).toContain("key ********");
+    expect(run.masked).toEqual([{ file: "bulk-1.json", values: 2, note: "bulk-1.json: 2 values masked; it cannot be sent as is" }]);
   });
 });
 
