@@ -132,14 +132,15 @@ export class DebugFiles {
   }
 
   /**
-   * A copy of a fetched file. It is the supplier's file, into which no
-   * parameter was substituted, but a feed can echo a credential of the run
-   * (an API that lists its own links with `?apikey=`): masked like any other.
+   * A copy of a fetched file (or of an export's rendered file). No parameter
+   * is substituted into a supplier's file, but a feed can echo a credential
+   * of the run (an API that lists its own links with `?apikey=`): masked like
+   * any other kept file.
    */
   async addSource(localPath: string, name: string): Promise<void> {
     if (!this.full) return;
     const target = path.join("source", path.basename(name));
-    await this.keep(localPath, target, "it is not the supplier's file byte for byte");
+    await this.keep(localPath, target, "it is not the file as read or written, byte for byte");
   }
 
   /** A bulk file or order body as it goes to the service: in a live run it is not kept, since it carries the real values. */

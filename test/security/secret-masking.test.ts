@@ -123,7 +123,7 @@ describe("an encrypted parameter in field_run", () => {
     expect(debugFile(h, run.id, "errors.csv")).toContain('unknown action ""********""');
     expect(debugFile(h, run.id, "bulk-1.csv")).toContain("https://feeds.example/b1?apikey=********");
     expect(run.masked?.map((m) => m.note)).toEqual([
-      "source/feed-9.csv: 2 values masked; it is not the supplier's file byte for byte",
+      "source/feed-9.csv: 2 values masked; it is not the file as read or written, byte for byte",
       "bulk-1.csv: 1 value masked; it cannot be sent as is",
     ]);
   });
