@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { copyFile, link, open } from "node:fs/promises";
+import { copyFile, link, open, rm } from "node:fs/promises";
 import { MASK, secretValues } from "../secrets.js";
 
 /**
@@ -84,6 +84,8 @@ async function holdsSecret(file: string, forms: readonly string[], overlap: numb
  */
 async function copyMasked(from: string, to: string, forms: readonly string[], overlap: number): Promise<number> {
   const pattern = new RegExp(forms.map(escape).join("|"), "g");
+  // `to` may be a link kept earlier (two passes each with a bulk-1.csv): writing through it would change that file.
+  await rm(to, { force: true });
   const out = await open(to, "w");
   let masked = 0;
   let skip = 0;
