@@ -106,11 +106,22 @@ describe("an encrypted parameter in field_run", () => {
   it("a live run sends the real value to the service and keeps no clear copy of it", async () => {
     const run = await h.run(automation);
     expect(run.outcome).toBe("success");
-    expect(h.items().get("P2")?.description).toBe(`key ${API_KEY}`);
+    // Read back over the service's HTTP API, as any client of it would.
+    const item = await h.worker.env.client.getItem({ guid: "P2" });
+    expect(item?.description).toBe(`key ${API_KEY}`);
     await expectNoClear(h, run, API_KEY);
     // A live run keeps no bulk file: the work folder with the real ones is gone.
     expect([...runFiles(h, run.id).keys()].filter((f) => f.includes("bulk-"))).toEqual([]);
     expect(run.masked).toBeUndefined();
+  });
+
+  it("masks it where the record's identifier carries it, in plan.csv as in the bulk file", async () => {
+    h.writeFeed("feed-1.csv", csv(["guid", "title"], [[`id-${API_KEY}`, "Odd"]]));
+    const run = await h.run(automation, { mode: "debug" });
+    await expectNoClear(h, run, API_KEY);
+    expect(debugFile(h, run.id, "plan.csv")).toContain("create,add,id-********,title,,Odd,new");
+    // The feed carries it too: its copy under source/ is masked and named.
+    expect(run.masked?.map((m) => m.note)).toEqual(["source/feed-1.csv: 1 value masked; it is not the file as read or written, byte for byte", "bulk-1.csv: 2 values masked; it cannot be sent as is"]);
   });
 
   it("masks it where a row error and a bulk_file feed carry it, errors.csv and the source copy included", async () => {
@@ -176,7 +187,8 @@ describe("a connection password and a URL credential", () => {
   it("a live run sends both to the service and keeps neither in clear", async () => {
     const run = await h.run(automation());
     expect(run.outcome).toBe("success");
-    expect(h.items().get("H1")?.description).toBe(`${PASSWORD} from ${feed.base}/feed.csv?apikey=${URL_KEY}`);
+    const item = await h.worker.env.client.getItem({ guid: "H1" });
+    expect(item?.description).toBe(`${PASSWORD} from ${feed.base}/feed.csv?apikey=${URL_KEY}`);
     await expectNoClear(h, run, PASSWORD);
     await expectNoClear(h, run, URL_KEY);
   });
