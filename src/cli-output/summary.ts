@@ -33,6 +33,7 @@ export function runSummary(run: RunRecord): string {
   if (failures.length) lines.push(...failures, `  errors.csv has each one: conveyor debug-files ${run.id} errors.csv`);
   if (cutShort(run)) lines.push(`part of the plan may have been applied: the log records with job_id ${run.id} give each record's result; the next run sends what is missing`);
   if (run.debug_files.length) lines.push(`debug files: conveyor debug-files ${run.id}`);
+  for (const m of run.masked ?? []) lines.push(`  ${m.note}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -69,5 +70,6 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     ...(run.applied ? { applied: run.applied } : {}),
     ...(run.unconfirmed_files?.length ? { unconfirmed_files: run.unconfirmed_files } : {}),
     ...(run.failures?.length ? { failures: run.failures } : {}),
+    ...(run.masked?.length ? { masked: run.masked } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { ConveyorError } from "../errors.js";
-import { registerSecret } from "../secrets.js";
+import { isSecretParam, registerSecret, registerUrlSecrets } from "../secrets.js";
 import { checkHttpUrl, checkNamePattern, checkSearch, checkTimezone, parseLimit } from "./checks.js";
 import { checkCalculate } from "./calculate-syntax.js";
 import { checkCron } from "./cron.js";
@@ -129,6 +129,9 @@ function registerConnectionSecrets(a: Automation): void {
   registerSecret(c.passphrase);
   registerSecret(c.oauth?.client_secret);
   for (const [name, value] of Object.entries(c.headers ?? {})) if (/authorization|token|key|secret/i.test(name)) registerSecret(value.replace(/^(Bearer|Basic)\s+/i, ""));
+  // URL credentials and secret payload values are known from here on, not only once the http connector opens: a debug file written before is masked too.
+  for (const address of [c.address ?? [], c.login_address ?? [], c.oauth?.address ?? []].flat()) registerUrlSecrets(address);
+  for (const [name, value] of Object.entries(c.payload ?? {})) if (isSecretParam(name)) registerSecret(value);
 }
 
 /** A copy of the automation ready to run: see the module comment. Throws parameter_missing, placeholder_unknown, secret_key or definition_invalid. */

@@ -1,10 +1,12 @@
-import { mkdir, writeFile, copyFile, link } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
+import { count } from "../plural.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
 import type { FailedRecords } from "./apply-products.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
+import { keepMasked } from "./debug-mask.js";
 import type { SourcePlace } from "./failure-lines.js";
 import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
@@ -19,13 +21,11 @@ import type { PlannedOp } from "./plan.js";
  * Every text passes the secret mask.
  */
 
-/** Hard-links a file into the debug folder (both live under the run's folder), copying only where linking fails. */
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  try {
-    await link(from, to);
-  } catch {
-    await copyFile(from, to);
-  }
+/** A kept file that had a secret masked: it is no longer the file the run read or would send. */
+export interface MaskedFile {
+  file: string;
+  values: number;
+  note: string;
 }
 
 export class DebugFiles {
@@ -35,6 +35,7 @@ export class DebugFiles {
   private records: RecordWriter | undefined;
   private recordsKept = 0;
   private readonly names = new Set<string>();
+  private readonly maskedFiles: MaskedFile[] = [];
   /** The apply stage's failed records by reason, for the run record. */
   readonly failures = new FailureTally();
   /** Row errors: how many, and the first one's message. */
@@ -130,17 +131,33 @@ export class DebugFiles {
     this.recordsKept++;
   }
 
+  /**
+   * A copy of a fetched file (or of an export's rendered file). No parameter
+   * is substituted into a supplier's file, but a feed can echo a credential
+   * of the run (an API that lists its own links with `?apikey=`): masked like
+   * any other kept file.
+   */
   async addSource(localPath: string, name: string): Promise<void> {
     if (!this.full) return;
     const target = path.join("source", path.basename(name));
-    await linkOrCopy(localPath, path.join(this.folder, target));
-    this.names.add(target);
+    await this.keep(localPath, target, "it is not the file as read or written, byte for byte");
   }
 
+  /** A bulk file or order body as it goes to the service: in a live run it is not kept, since it carries the real values. */
   async addBulkFile(localPath: string, name: string): Promise<void> {
     if (!this.full) return;
-    await linkOrCopy(localPath, path.join(this.folder, name));
+    await this.keep(localPath, name, "it cannot be sent as is");
+  }
+
+  private async keep(localPath: string, name: string, consequence: string): Promise<void> {
+    const values = await keepMasked(localPath, path.join(this.folder, name));
     this.names.add(name);
+    if (values > 0) this.maskedFiles.push({ file: name, values, note: `${name}: ${count(values, "value")} masked; ${consequence}` });
+  }
+
+  /** The kept files that had secrets masked, in the order they were kept. */
+  get masked(): readonly MaskedFile[] {
+    return this.maskedFiles;
   }
 
   async addJson(name: string, body: unknown): Promise<void> {

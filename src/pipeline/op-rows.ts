@@ -65,10 +65,12 @@ export class PlanLines {
    * `mayHoldSecret` false: the caller found no secret in any of the values.
    */
   text(op: OpRow, afterCells: readonly string[], mayHoldSecret = true): string {
-    const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(op.identifier)},`;
-    if (op.columns.length === 0) return `${prefix},,${cell(op.reason ?? "")},\r\n`;
     const { after, before, same } = op;
-    const masked = mayHoldSecret && (after.some(hasSecret) || (before !== null && before.some(hasSecret)));
+    // The identifier and a skip's reason come from the record too: a secret mapped into them is masked as well.
+    const masked = mayHoldSecret && (hasSecret(op.identifier) || (op.reason !== undefined && hasSecret(op.reason)) || after.some(hasSecret) || (before !== null && before.some(hasSecret)));
+    const identifier = masked ? maskSecrets(op.identifier) : op.identifier;
+    const prefix = `${cell(op.kind)},${cell(op.action ?? "")},${cell(identifier)},`;
+    if (op.columns.length === 0) return `${prefix},,${cell(masked ? maskSecrets(op.reason ?? "") : (op.reason ?? ""))},\r\n`;
     let text = "";
     for (let i = 0; i < op.columns.length; i++) {
       const was = before?.[i] ?? "";

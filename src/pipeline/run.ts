@@ -66,6 +66,8 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   const guard = result?.guard ? { name: result.guard.name, message: result.guard.message } : null;
   const failures = debug.failures.list();
   if (failures.length) recorder.record.failures = failures;
+  // A kept file with a secret masked is not the file the run read or would send: the record and summary.json say which.
+  if (debug.masked.length) recorder.record.masked = [...debug.masked];
   // A run that failed because its records did (nothing stopped it) still says why, and what to do.
   const recordsError = outcome === "failed" && !error && !guard && !result?.applyError ? failedRecordsError(id, failures, debug.rowErrors) : null;
   const endError = error ?? result?.applyError ?? recordsError ?? undefined;
@@ -78,6 +80,7 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     guard,
     error: endError?.toJSON() ?? null,
     ...(failures.length ? { failures } : {}),
+    ...(debug.masked.length ? { masked: debug.masked } : {}),
     files: recorder.record.files,
     requests: recorder.record.requests,
     // A debug run: what the live run would make (reads: at least; the service is polled until each file is done).

@@ -104,6 +104,8 @@ export interface RunRecord extends RunSubject, RunParameters {
    * Absent when none failed (and on records from before it was kept).
    */
   failures?: RunFailure[];
+  /** Debug files kept with a secret masked (`bulk-1.csv: 3 values masked; it cannot be sent as is`); absent when none. */
+  masked?: Array<{ file: string; values: number; note: string }>;
   /** What the connection learned (sftp: `host_key`, the fingerprint the server offered and the run accepted). */
   connection?: Record<string, string>;
   /** `hint`: how to fix it, when the error knows (the CLI summary, the API and the notifications show it). */
