@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDaemon, stockDefinition, type TestDaemon } from "../daemon/daemon-harness.js";
 import { deep, definitionLike, FuzzTally, junk, leaf, bodyOf, nestText, oddString, type Json } from "./fuzz-inputs.js";
-import { errorCapture, queryOf, rawBody, segment, send, statusLines, type FuzzRequest, type Sender } from "./fuzz-http.js";
+import { errorCapture, queryOf, rawBody, segment, send, sortKey, statusLines, type FuzzRequest, type Sender } from "./fuzz-http.js";
 
 /**
  * Issue #24: generated bodies and query strings against the daemon API on
@@ -69,6 +69,8 @@ function requests(): fc.Arbitrary<FuzzRequest> {
     fc.tuple(kindId, fc.oneof(fc.constantFrom("warehouse", "partner key"), oddString), bodyOf(["value", "encrypted"])).map(([k, name, json]) => ({ route: "PUT parameter", method: "PUT", path: `/v3/automations/${k}/parameters/${segment(name)}`, body: { json } })),
     fc.tuple(queryOf(LOG_KEYS), bodyOf(LOG_KEYS)).map(([query, json]) => ({ route: "POST logs", method: "POST", path: "/v3/logs", query, body: { json } })),
     fc.tuple(fc.constantFrom("custom", "installed", "published"), queryOf(LISTING_KEYS)).map(([k, query]) => ({ route: "GET listing", method: "GET", path: `/v3/automations/${k}`, query })),
+    // Sort keys name a property of a lookup table: the issue's `?sort=__proto__` answered 500.
+    fc.tuple(fc.constantFrom("custom", "installed", "published"), sortKey(["id", "name", "slug", "type", "action", "schedule", "created", "last_modified"]), fc.constantFrom("asc", "desc")).map(([k, sort, sortorder]) => ({ route: "GET listing sort", method: "GET", path: `/v3/automations/${k}`, query: { sort, sortorder } })),
     fc.tuple(kindId, queryOf(["debug", "diff", "notify", "email", "force", "wait"])).map(([k, query]) => ({ route: "GET run", method: "GET", path: `/v3/automations/${k}/run`, query: safeRunQuery(query) })),
     fc.tuple(queryOf(["automation", "limit", "mode"]), fc.option(oddString)).map(([query, runId]) => ({ route: "GET runs", method: "GET", path: `/v3/automations/runs${runId === null ? "" : `/${segment(runId)}`}`, query })),
     fc.tuple(kindId, queryOf(["type"])).map(([k, query]) => ({ route: "DELETE status", method: "DELETE", path: `/v3/automations/${k}/status`, query })),
@@ -87,7 +89,7 @@ describe("fuzz: daemon API bodies and queries", () => {
       fc.asyncProperty(requests(), async (r) => {
         await send(sender, r);
       }),
-      { numRuns: 2_000, interruptAfterTimeLimit: 20_000 },
+      { numRuns: 3_000, interruptAfterTimeLimit: 25_000 },
     );
     expect(tally.inputs).toBeGreaterThan(300);
     expect(tally.failures).toEqual([]);

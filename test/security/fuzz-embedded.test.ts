@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHarness, type Harness } from "../embedded/helpers.js";
 import { bodyOf, deep, FuzzTally, junk, leaf, nestText, oddKey, oddString, type Json } from "./fuzz-inputs.js";
-import { errorCapture, queryOf, rawBody, segment, send, statusLines, type FuzzRequest, type Sender } from "./fuzz-http.js";
+import { errorCapture, queryOf, rawBody, segment, send, sortKey, statusLines, type FuzzRequest, type Sender } from "./fuzz-http.js";
 
 /**
  * Issue #24: generated bodies against the embedded service on loopback: item
@@ -74,6 +74,8 @@ function requests(): fc.Arbitrary<FuzzRequest> {
     fc.tuple(fc.constantFrom("PATCH", "DELETE"), fc.option(orderId), orderBody).map(([method, id, json]) => ({ route: `${method} orders`, method, path: `/v3/orders${id === null ? "" : `/${id}`}`, body: { json } })),
     fc.tuple(fc.constantFrom("combine", "split"), bodyOf(["oid", "oidconsolidate", "itemids"], fc.oneof(leaf, fc.constant(oid), fc.array(fc.oneof(leaf, fc.constant(oid)), { maxLength: 3 })))).map(([op, json]) => ({ route: `POST orders/${op}`, method: "POST", path: `/v3/orders/${op}`, body: { json } })),
     fc.tuple(fc.option(orderId), queryOf(["page", "sort", "sortorder", "q", "lineitem", "lineitem_filter"])).map(([id, query]) => ({ route: "GET orders", method: "GET", path: `/v3/orders${id === null ? "" : `/${id}`}`, query })),
+    fc.tuple(sortKey(["oid", "ordernumber", "channel", "date", "total", "status", "email"]), fc.constantFrom("asc", "desc")).map(([sort, sortorder]) => ({ route: "GET orders sort", method: "GET", path: "/v3/orders", query: { sort, sortorder } })),
+    fc.tuple(sortKey(["id", "sku", "guid", "stock", "price", "title", "date"]), fc.constantFrom("", "_")).map(([sort, down]) => ({ route: "GET items sort", method: "GET", path: "/v1/editor/items", query: { sort: `${sort}${down}` } })),
     fc.tuple(oddString, queryOf(["page", "sort"])).map(([q, query]) => ({ route: "GET item search", method: "GET", path: `/v1/search/items/${segment(q)}`, query })),
     bodyOf(WEBHOOK_KEYS, fc.oneof(leaf, fc.array(fc.oneof(fc.constantFrom("order.created", "order.updated", "com.example.order.created"), oddString), { maxLength: 3 }))).map((json) => ({ route: "POST webhook", method: "POST", path: "/v3/webhooks/endpoints", body: { json: loopbackOnly(json) } })),
     fc.tuple(hook, bodyOf(WEBHOOK_KEYS)).map(([id, json]) => ({ route: "PATCH webhook", method: "PATCH", path: `/v3/webhooks/endpoints/${id}`, body: { json: loopbackOnly(json) } })),
@@ -88,7 +90,7 @@ describe("fuzz: embedded service bodies", () => {
       fc.asyncProperty(requests(), async (r) => {
         await send(sender, r);
       }),
-      { numRuns: 2_000, interruptAfterTimeLimit: 20_000 },
+      { numRuns: 5_000, interruptAfterTimeLimit: 20_000 },
     );
     expect(tally.inputs).toBeGreaterThan(300);
     expect(tally.failures).toEqual([]);

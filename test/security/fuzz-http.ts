@@ -23,6 +23,12 @@ export function queryOf(keys: readonly string[]): fc.Arbitrary<Record<string, st
   return fc.dictionary(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: oddKey }), value, { maxKeys: 4 });
 }
 
+/** A sort key as a client might name one: a real one, a prototype member, or anything. */
+export function sortKey(real: readonly string[]): fc.Arbitrary<string> {
+  const odd = ["__proto__", "constructor", "prototype", "toString", "valueOf", "hasOwnProperty", "__proto___", "constructor_"];
+  return fc.oneof(fc.constantFrom(...real), fc.constantFrom(...odd), oddString);
+}
+
 /** A body that is not the JSON its content type says, or not JSON at all. */
 export const rawBody: fc.Arbitrary<{ raw: string; type: string }> = fc.record({
   raw: fc.oneof(oddString, junk(3).map((v) => JSON.stringify(v).slice(0, -1)), fc.constantFrom("{", "[", '{"a":', "nul", "{}}", '{"__proto__":{"x":1}}')),
