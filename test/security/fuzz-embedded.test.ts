@@ -62,6 +62,17 @@ const orderBody = fc.oneof(
   { weight: 1, arbitrary: junk(4) },
 );
 
+/** A bulk upload: a CSV whose header and rows mix real item columns with odd ones, or not a CSV at all. */
+const bulkUpload = fc
+  .tuple(
+    fc.tuple(fc.constantFrom("action", "action", "Action", ""), fc.oneof(fc.constantFrom("guid", "sku", "id"), oddString), fc.array(fc.oneof(fc.constantFrom(...ITEM_KEYS), oddString), { maxLength: 4 })).map(([a, id, rest]) => [a, id, ...rest]),
+    fc.array(fc.array(fc.oneof(fc.constantFrom("add", "edit", "delete", "g-A1", "A1"), oddString), { maxLength: 5 }), { maxLength: 4 }),
+    fc.dictionary(fc.constantFrom("bulk_name", "bulk_email", "skip_all"), oddString, { maxKeys: 3 }),
+    fc.constantFrom("bulk_file", "bulk_file", "file", ""),
+    fc.constantFrom(",", ";", "\t", '"'),
+  )
+  .map(([header, rows, multipart, field, sep]) => ({ multipart, file: { field, name: "items.csv", content: [header, ...rows].map((r) => r.join(sep)).join("\n") } }));
+
 function requests(): fc.Arbitrary<FuzzRequest> {
   const orderId = fc.oneof({ weight: 4, arbitrary: fc.constant(String(oid)) }, { weight: 1, arbitrary: fc.constantFrom("FUZZ-1", "lineitem", "shipped", "web") }, { weight: 2, arbitrary: oddString.map(segment) });
   const itemForm = fc.dictionary(fc.oneof(fc.constantFrom(...ITEM_KEYS), oddKey), oddString, { maxKeys: 6 });
@@ -80,6 +91,8 @@ function requests(): fc.Arbitrary<FuzzRequest> {
     bodyOf(WEBHOOK_KEYS, fc.oneof(leaf, fc.array(fc.oneof(fc.constantFrom("order.created", "order.updated", "com.example.order.created"), oddString), { maxLength: 3 }))).map((json) => ({ route: "POST webhook", method: "POST", path: "/v3/webhooks/endpoints", body: { json: loopbackOnly(json) } })),
     fc.tuple(hook, bodyOf(WEBHOOK_KEYS)).map(([id, json]) => ({ route: "PATCH webhook", method: "PATCH", path: `/v3/webhooks/endpoints/${id}`, body: { json: loopbackOnly(json) } })),
     fc.tuple(hook, queryOf(["status", "event_type", "before", "after", "limit", "offset"])).map(([id, query]) => ({ route: "GET webhook logs", method: "GET", path: `/v3/webhooks/endpoints/${id}/logs`, query })),
+    bodyOf(["type", "search", "fields"], fc.oneof(fc.constantFrom("items", "orders"), leaf)).map((json) => ({ route: "POST bulk export", method: "POST", path: "/v1/bulk/exports", body: { json } })),
+    fc.dictionary(fc.oneof(fc.constantFrom("user", "pass"), oddKey), oddString, { maxKeys: 3 }).map((form) => ({ route: "POST auth", method: "POST", path: "/v1/auth", body: { form } })),
     fc.tuple(fc.constantFrom("/v3/logs", "/v1/logs"), queryOf(LOG_KEYS), bodyOf(LOG_KEYS)).map(([path, query, json]) => ({ route: `POST ${path}`, method: "POST", path, query, body: { json } })),
   );
 }
@@ -94,6 +107,18 @@ describe("fuzz: embedded service bodies", () => {
     );
     expect(tally.inputs).toBeGreaterThan(300);
     expect(tally.failures).toEqual([]);
+  });
+
+  // An upload is written to disk and inspected before it is answered (about 0.1 s each), so it gets its own, smaller budget.
+  it("answers every generated bulk upload below 500", async () => {
+    const before = tally.failures.length;
+    await fc.assert(
+      fc.asyncProperty(bulkUpload, async (body) => {
+        await send(sender, { route: "POST bulk upload", method: "POST", path: "/v1/bulk", body });
+      }),
+      { numRuns: 80, interruptAfterTimeLimit: 10_000 },
+    );
+    expect(tally.failures.slice(before)).toEqual([]);
   });
 
   // Until the JSON depth limits of issue #24 are in, POST /v3/orders answers these with 500 (Maximum call stack size exceeded).

@@ -14,7 +14,7 @@ export interface FuzzRequest {
   method: string;
   path: string;
   query?: Record<string, string | string[]>;
-  body?: { json: Json } | { raw: string; type: string } | { form: Record<string, string> };
+  body?: { json: Json } | { raw: string; type: string } | { form: Record<string, string> } | { multipart: Record<string, string>; file?: { field: string; name: string; content: string } };
 }
 
 /** Query values as a client sends them: odd strings, sometimes a key repeated. */
@@ -83,7 +83,7 @@ export function errorCapture(): { logger: Logger; last: () => string } {
 export async function send(s: Sender, r: FuzzRequest): Promise<number> {
   s.tally.inputs++;
   const headers: Record<string, string> = { ...s.headers };
-  let body: string | URLSearchParams | undefined;
+  let body: string | URLSearchParams | FormData | undefined;
   if (r.body && "json" in r.body) {
     headers["content-type"] = "application/json";
     body = JSON.stringify(r.body.json);
@@ -92,6 +92,11 @@ export async function send(s: Sender, r: FuzzRequest): Promise<number> {
     body = wellFormed(r.body.raw);
   } else if (r.body && "form" in r.body) {
     body = new URLSearchParams(Object.entries(r.body.form).map(([k, v]) => [wellFormed(k), wellFormed(v)]));
+  } else if (r.body && "multipart" in r.body) {
+    const form = new FormData();
+    for (const [k, v] of Object.entries(r.body.multipart)) form.append(wellFormed(k), wellFormed(v));
+    if (r.body.file) form.append(wellFormed(r.body.file.field), new Blob([wellFormed(r.body.file.content)]), wellFormed(r.body.file.name));
+    body = form;
   }
   let status: number;
   let text = "";
