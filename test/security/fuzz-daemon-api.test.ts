@@ -89,7 +89,7 @@ describe("fuzz: daemon API bodies and queries", () => {
       fc.asyncProperty(requests(), async (r) => {
         await send(sender, r);
       }),
-      { numRuns: 3_000, interruptAfterTimeLimit: 25_000 },
+      { numRuns: 3_000, interruptAfterTimeLimit: 20_000 },
     );
     expect(tally.inputs).toBeGreaterThan(300);
     expect(tally.failures).toEqual([]);

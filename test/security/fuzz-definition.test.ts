@@ -63,7 +63,7 @@ describe("fuzz: parseAutomation", () => {
     const t = tally("parseAutomation (mutated samples and arbitrary JSON)");
     fc.assert(
       fc.property(definitionLike, (value) => checkParse(wire(value), t)),
-      { numRuns: 4_000, interruptAfterTimeLimit: 20_000 },
+      { numRuns: 4_000, interruptAfterTimeLimit: 15_000 },
     );
     expect(t.inputs).toBeGreaterThan(500);
   });
@@ -126,7 +126,7 @@ describe("fuzz: definition files (`conveyor check`)", () => {
         }
         return true;
       }),
-      { numRuns: 600, interruptAfterTimeLimit: 10_000 },
+      { numRuns: 600, interruptAfterTimeLimit: 8_000 },
     );
   });
 
