@@ -129,7 +129,8 @@ export const actionRuleSchema = z.unknown().transform((raw, ctx): ActionRule => 
       }
       continue;
     }
-    const build = BUILDERS[key];
+    // Own keys only: a rule named valueOf or __proto__ must not find Object's method.
+    const build = Object.hasOwn(BUILDERS, key) ? BUILDERS[key] : undefined;
     if (!build) {
       add([key], `unknown action function "${key}"`, `search, ${ALLOWED_FUNCTIONS}`);
       ok = false;

@@ -95,7 +95,8 @@ export function connectionRules(conn: Record<string, unknown>, action: unknown, 
   if (typeof type !== "string" || !(CONNECTION_TYPES as readonly string[]).includes(type)) return;
   const t = type as ConnectionType;
   for (const [key, value] of Object.entries(conn)) {
-    const types = APPLIES[key];
+    // Own keys only: a key named toString or constructor must not find Object's method.
+    const types = Object.hasOwn(APPLIES, key) ? APPLIES[key] : undefined;
     if (!types || isEmpty(value)) continue;
     if (!types.includes(t)) {
       add(["connection", key], `"${key}" does not apply to a ${t} connection`, `keys of ${t}: ${Object.keys(APPLIES).filter((k) => APPLIES[k]?.includes(t)).join(", ")}`);
@@ -137,7 +138,7 @@ export function connectionRules(conn: Record<string, unknown>, action: unknown, 
 /** The spec's per-type defaults; only keys the type reads are set. */
 export function normalizeConnection(conn: Record<string, unknown>, action: "import" | "export"): Connection {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(conn)) if (!isEmpty(value) && APPLIES[key]) out[key] = value;
+  for (const [key, value] of Object.entries(conn)) if (!isEmpty(value) && Object.hasOwn(APPLIES, key)) out[key] = value;
   const c = out as unknown as Connection;
   const t = c.type;
   if (t === "ftp" || t === "ftps") {
