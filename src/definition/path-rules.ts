@@ -2,6 +2,7 @@ import { safeRelative } from "../../connectors/paths.js";
 import { cleanRelative } from "../../connectors/storage-paths.js";
 import { ConveyorError, isConveyorError } from "../errors.js";
 import { describeProblem } from "./problems.js";
+import { isEncrypted } from "./crypto.js";
 import { hasPlaceholder, substitute } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
 import type { Problem } from "./types.js";
@@ -29,6 +30,7 @@ const ALLOWED: Record<Kind, string> = {
   mailbox: "a mailbox name without control characters, e.g. INBOX or Suppliers/Stock",
 };
 
+const NOT_SECRET: readonly unknown[] = [undefined, null, false, 0, "0", "false"];
 const STORAGE_TYPES = new Set(["sdsftp", "sds3"]);
 // A placeholder stands for a value the run knows; probed as one plain character, it neither climbs, nor is absolute, nor empty.
 const PROBE = "_";
@@ -52,11 +54,22 @@ function verdict(rule: () => unknown): string | null {
   }
 }
 
-/** What is wrong with one value of `kind` for a connection of `type`, or null; placeholders are judged as plain text. */
-export function pathProblem(value: string, kind: Kind, type: unknown): string | null {
-  const control = controlProblem(value);
-  if (control || kind === "mailbox") return control;
-  const probe = hasPlaceholder(value) ? substitute(value, () => PROBE) : value;
+/**
+ * What is wrong with one value of `kind` for a connection of `type`, or null.
+ * A placeholder takes its parameter's value from `values` when the definition
+ * gives one in clear, else it is judged as plain text.
+ */
+export function pathProblem(value: string, kind: Kind, type: unknown, values: ReadonlyMap<string, string> = new Map()): string | null {
+  let used = false;
+  const probe = hasPlaceholder(value)
+    ? substitute(value, (ref) => {
+        const given = values.get(ref.name);
+        used ||= given !== undefined;
+        return given ?? PROBE;
+      })
+    : value;
+  const control = controlProblem(probe);
+  if (control || kind === "mailbox") return control && probe !== value ? `${control} (from "${value}")` : control;
   const storage = typeof type === "string" && STORAGE_TYPES.has(type);
   let wrong: string | null = null;
   if (kind === "base") {
@@ -69,13 +82,25 @@ export function pathProblem(value: string, kind: Kind, type: unknown): string | 
       wrong = `file name "${probe}" is refused: it has an empty part (// or a trailing /), so it names no file`;
     }
   }
-  return wrong && probe !== value ? wrong.split(`"${probe}"`).join(`"${value}"`) : wrong;
+  if (!wrong || probe === value) return wrong;
+  return wrong.split(`"${probe}"`).join(used ? `"${value}" (= "${probe}" with the parameters' values)` : `"${value}"`);
 }
 
 /** `move:done`, ` move: done `, or `{move: "done"}` → `done`; anything else has no folder. */
 export function moveFolder(afterImport: unknown): string | undefined {
   if (typeof afterImport === "string") return /^move:(.*)$/s.exec(afterImport)?.[1]?.trim();
   return isRecord(afterImport) && typeof afterImport.move === "string" ? afterImport.move : undefined;
+}
+
+/** The parameters' values a definition gives in clear; an encrypted one is judged at run start only. */
+function clearValues(parameters: unknown): Map<string, string> {
+  const values = new Map<string, string>();
+  const list = Array.isArray(parameters) ? parameters : isRecord(parameters) ? Object.entries(parameters).map(([name, value]) => ({ name, value })) : [];
+  for (const p of list) {
+    if (!isRecord(p) || typeof p.name !== "string" || !NOT_SECRET.includes(p.encrypted)) continue;
+    if ((typeof p.value === "string" && !isEncrypted(p.value)) || typeof p.value === "number") values.set(p.name, String(p.value));
+  }
+  return values;
 }
 
 /**
@@ -85,9 +110,10 @@ export function moveFolder(afterImport: unknown): string | undefined {
 export function definitionPathProblems(top: Record<string, unknown>): PathProblem[] {
   const problems: PathProblem[] = [];
   const conn = isRecord(top.connection) ? top.connection : {};
+  const values = clearValues(top.parameters);
   const check = (value: unknown, kind: Kind, path: (string | number)[]): void => {
     if (typeof value !== "string") return;
-    const wrong = pathProblem(value, kind, conn.type);
+    const wrong = pathProblem(value, kind, conn.type, values);
     if (wrong) problems.push({ path, message: wrong, allowed: ALLOWED[kind] });
   };
   check(conn.path, "base", ["connection", "path"]);

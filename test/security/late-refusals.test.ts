@@ -4,6 +4,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { applyParams } from "../../src/commands/params.js";
 import { parseAutomation } from "../../src/definition/index.js";
 import type { RunStage } from "../../src/pipeline/environment.js";
 import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
@@ -59,17 +60,19 @@ describe("after_import move:<<dest>> with a climbing dest", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  /** Saved with a harmless dest; the run is given `dest` as `--param` gives it. */
   function automation(dest: string) {
-    return h.automation(
+    const saved = h.automation(
       { field_map: FIELD_MAP, create: "add", after_import: "move:<<dest>>" },
       {
         connection: { type: "sftp", address: "127.0.0.1", port: proxy.port, username: "partner", password: PASSWORD, path: "/in" },
-        parameters: [{ name: "dest", value: dest }],
+        parameters: [{ name: "dest", value: "done" }],
       },
     );
+    return applyParams(saved, [`dest=${dest}`]);
   }
 
-  it("is accepted at save, since the placeholder hides the folder", () => {
+  it("is kept as a template at save; its value is judged at save when given, else at run start", () => {
     expect(automation("../../x").file_configs[0]?.after_import).toEqual({ move: "<<dest>>" });
   });
 
@@ -113,7 +116,7 @@ describe("paths in a definition, judged at save (parse)", () => {
     ["an export name that climbs", exportDefinition({ name: "../x-{{DATE}}.csv" }), "file_configs[0].name", /climbs out/],
     ["an export name with a control character", exportDefinition({ name: "x\r\n.csv" }), "file_configs[0].name", /control character \(U\+000D\)/],
     ["an export name that names a folder", exportDefinition({ name: "out/" }), "file_configs[0].name", /empty part/],
-    ["an absolute placeholder export name", exportDefinition({ name: "/<<where>>.csv" }), "file_configs[0].name", /"\/<<where>>\.csv" is refused: it is absolute/],
+    ["an absolute placeholder export name", exportDefinition({ name: "/<<where>>.csv" }), "file_configs[0].name", /"\/<<where>>\.csv" \(= "\/x\.csv" with the parameters' values\) is refused: it is absolute/],
     ["a storage path that climbs out", { ...exportDefinition({ name: "x.csv" }), connection: { type: "sdsftp", path: "../bob" } }, "connection.path", /climbs out of the storage root/],
     ["a storage export name with a backslash", { ...exportDefinition({ name: "a\\b.csv" }), connection: { type: "sdsftp", path: "out" } }, "file_configs[0].name", /backslash/],
   ])("%s", (_what, raw, field, message) => {
@@ -132,6 +135,17 @@ describe("paths in a definition, judged at save (parse)", () => {
       const parsed = parseAutomation({ ...raw, action: "import", file_configs: [{ name: "feed\\.csv", field_map: { sku: "SKU" }, identifier: "sku", update: "edit", after_import: after }] });
       expect(parsed.ok ? [] : parsed.problems.map((p) => p.path)).toEqual(["file_configs[0].after_import"]);
     }
+  });
+
+  it("judges a placeholder with the value the definition gives its parameter, unless encrypted", () => {
+    const raw = { ...exportDefinition({}), action: "import", file_configs: [{ name: "feed\\.csv", field_map: { sku: "SKU" }, identifier: "sku", update: "edit", after_import: "move:<<dest>>" }] };
+    const given = parseAutomation({ ...raw, parameters: [{ name: "dest", value: "../../x" }] });
+    expect(given.ok ? [] : given.problems).toEqual([
+      { path: "file_configs[0].after_import", message: 'remote folder "<<dest>>" (= "../../x" with the parameters\' values) is refused: it climbs out of the connection\'s path with ..', allowed: expect.stringMatching(/^a folder relative to connection\.path/) },
+    ]);
+    expect(parseAutomation({ ...raw, parameters: [{ name: "dest", value: "done" }] }).ok).toBe(true);
+    // Its value is unknown until the run decrypts it: judged at run start.
+    expect(parseAutomation({ ...raw, parameters: [{ name: "dest", value: "../../x", encrypted: true }] }).ok).toBe(true);
   });
 
   it("accepts what the connectors accept: absolute ftp/sftp folders, names in subfolders, tokens", () => {
