@@ -137,6 +137,18 @@ describe("paths in a definition, judged at save (parse)", () => {
     }
   });
 
+  it("refuses a control character in the IMAP mailbox, where CRLF would start a new command", () => {
+    const parsed = parseAutomation({
+      ...exportDefinition({}),
+      action: "import",
+      connection: { type: "email", address: "imap.example.com", username: "u", password: PASSWORD, folder: "INBOX\r\nA1 DELETE Sent" },
+      file_configs: [{ name: "feed\\.csv", field_map: { sku: "SKU" }, identifier: "sku", update: "edit" }],
+    });
+    expect(parsed.ok ? [] : parsed.problems).toEqual([
+      { path: "connection.folder", message: '"INBOX\\r\\nA1 DELETE Sent" is refused: it holds a control character (U+000D)', allowed: expect.stringMatching(/^a mailbox name/) },
+    ]);
+  });
+
   it("judges a placeholder with the value the definition gives its parameter, unless encrypted", () => {
     const raw = { ...exportDefinition({}), action: "import", file_configs: [{ name: "feed\\.csv", field_map: { sku: "SKU" }, identifier: "sku", update: "edit", after_import: "move:<<dest>>" }] };
     const given = parseAutomation({ ...raw, parameters: [{ name: "dest", value: "../../x" }] });
@@ -227,7 +239,8 @@ describe("the CLI", () => {
     );
     try {
       const res = await conveyor(["run", file, "--param", "dest=../../../etc", "--json"]);
-      expect(res.code).not.toBe(0);
+      // A failed run (exit 1), failed before anything connected.
+      expect(res.code).toBe(1);
       expect(res.stdout + res.stderr).toContain("unsafe_path");
       expect(res.stdout + res.stderr).toMatch(/file_configs\[0\]\.after_import: after resolving parameters: remote folder \\?"\.\.\/\.\.\/\.\.\/etc\\?" is refused/);
       expect(res.stdout + res.stderr).not.toContain(PASSWORD);
