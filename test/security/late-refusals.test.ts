@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { applyParams } from "../../src/commands/params.js";
-import { parseAutomation } from "../../src/definition/index.js";
+import { parseAutomation, resolveAutomation } from "../../src/definition/index.js";
 import type { RunStage } from "../../src/pipeline/environment.js";
 import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
@@ -163,6 +163,31 @@ describe("paths in a definition, judged at save (parse)", () => {
   it("accepts what the connectors accept: absolute ftp/sftp folders, names in subfolders, tokens", () => {
     const parsed = parseAutomation({ ...exportDefinition({ name: "daily/stock-{{DATE}}-<<shop>>.csv" }), parameters: [{ name: "shop", value: "main" }] });
     expect(parsed.ok ? [] : parsed.problems).toEqual([]);
+  });
+});
+
+describe("paths a whole placeholder makes, judged at run start", () => {
+  function refusal(raw: Record<string, unknown>, params: string[]): unknown {
+    const parsed = parseAutomation(raw);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    try {
+      resolveAutomation(applyParams(parsed.automation, params), { runId: "r1", now: new Date() });
+      return null;
+    } catch (err) {
+      return err;
+    }
+  }
+
+  it("after_import: <<after>> given move:../x", () => {
+    const raw = { ...exportDefinition({}), action: "import", file_configs: [{ name: "feed\\.csv", field_map: { sku: "SKU" }, identifier: "sku", update: "edit", after_import: "<<after>>" }], parameters: [{ name: "after", value: "keep" }] };
+    expect(refusal(raw, ["after=move:done"])).toBeNull();
+    expect(refusal(raw, ["after=move:../x"])).toMatchObject({ code: "unsafe_path", details: { field: "file_configs[0].after_import" }, message: expect.stringContaining('remote folder "../x" is refused') });
+  });
+
+  it("a storage connection.path <<folder>> given ../bob", () => {
+    const raw = { ...exportDefinition({ name: "x.csv" }), connection: { type: "sdsftp", path: "<<folder>>" }, parameters: [{ name: "folder", value: "exports" }] };
+    expect(refusal(raw, ["folder=exports/daily"])).toBeNull();
+    expect(refusal(raw, ["folder=../bob"])).toMatchObject({ code: "unsafe_path", details: { field: "connection.path" }, message: expect.stringContaining("climbs out of the storage root") });
   });
 });
 
