@@ -98,7 +98,8 @@ function clearValues(parameters: unknown): Map<string, string> {
   const list = Array.isArray(parameters) ? parameters : isRecord(parameters) ? Object.entries(parameters).map(([name, value]) => ({ name, value })) : [];
   for (const p of list) {
     if (!isRecord(p) || typeof p.name !== "string" || !NOT_SECRET.includes(p.encrypted)) continue;
-    if ((typeof p.value === "string" && !isEncrypted(p.value)) || typeof p.value === "number") values.set(p.name, String(p.value));
+    // An empty value is one still to be given (at install, or with --param): not known yet.
+    if ((typeof p.value === "string" && p.value !== "" && !isEncrypted(p.value)) || typeof p.value === "number") values.set(p.name, String(p.value));
   }
   return values;
 }

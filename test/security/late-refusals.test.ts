@@ -156,7 +156,8 @@ describe("paths in a definition, judged at save (parse)", () => {
       { path: "file_configs[0].after_import", message: 'remote folder "<<dest>>" (= "../../x" with the parameters\' values) is refused: it climbs out of the connection\'s path with ..', allowed: expect.stringMatching(/^a folder relative to connection\.path/) },
     ]);
     expect(parseAutomation({ ...raw, parameters: [{ name: "dest", value: "done" }] }).ok).toBe(true);
-    // Its value is unknown until the run decrypts it: judged at run start.
+    // A value still to be given, or one only the run can decrypt: judged at run start.
+    expect(parseAutomation({ ...raw, parameters: [{ name: "dest", value: "" }] }).ok).toBe(true);
     expect(parseAutomation({ ...raw, parameters: [{ name: "dest", value: "../../x", encrypted: true }] }).ok).toBe(true);
   });
 
