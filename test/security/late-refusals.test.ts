@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { applyParams } from "../../src/commands/params.js";
 import { parseAutomation, resolveAutomation } from "../../src/definition/index.js";
 import type { RunStage } from "../../src/pipeline/environment.js";
-import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
+import { startTestDaemon, stockDefinition, type TestDaemon } from "../daemon/daemon-harness.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
 import { TcpProxy } from "../helpers/tcp-proxy.js";
 import { csv, openHarness, type Harness } from "../pipeline/harness.js";
@@ -195,7 +195,11 @@ describe("paths a whole placeholder makes, judged at run start", () => {
 describe("saved through the daemon API and checked by conveyor check", () => {
   let t: TestDaemon;
   beforeAll(async () => {
-    t = await startTestDaemon();
+    const climbing = {
+      ...stockDefinition({ name: "Climbing move" }),
+      file_configs: [{ name: "stock\\.csv", field_map: { sku: "sku", stock: "qty" }, identifier: "sku", update: "edit", after_import: "move:/var/tmp/x" }],
+    };
+    t = await startTestDaemon({ definitions: { "stock.json": stockDefinition(), "climbing.json": climbing } });
   });
   afterAll(async () => t.close());
 
@@ -204,6 +208,13 @@ describe("saved through the daemon API and checked by conveyor check", () => {
       .map((f) => f.message)
       .join("\n");
   }
+
+  it("the start-up loader leaves out a definition file whose move folder is absolute", async () => {
+    const list = await t.request("GET", "/v3/automations/custom");
+    expect(list.status).toBe(200);
+    expect(list.text).toContain("Stock feed");
+    expect(list.text).not.toContain("Climbing move");
+  });
 
   it("POST refuses an absolute export name with 400 naming the field", async () => {
     const res = await t.request("POST", "/v3/automations/custom", exportDefinition({ name: "/etc/x.csv" }));
