@@ -29,4 +29,5 @@ export { maskAutomation } from "./mask.js";
 export { renderTokens, findPlaceholders, RUN_TOKENS, type TokenContext } from "./placeholders.js";
 export { compileNamePattern, parseLimit, slugify } from "./checks.js";
 export { checkCron } from "./cron.js";
+export { pathProblem } from "./path-rules.js";
 export { loadSecretKey, encryptValue, decryptValue, isEncrypted } from "./crypto.js";

@@ -6,6 +6,7 @@ import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
 import { invalidDefinition } from "./parse.js";
 import { RUN_TOKENS, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
+import { definitionPathProblems, unsafePathError } from "./path-rules.js";
 import { formatPath } from "./problems.js";
 import { isRecord } from "./schema-common.js";
 import { resolveDeferredText } from "./deferred-text.js";
@@ -183,6 +184,9 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
     });
   }
   problems.push(...recheck(resolved));
+  const unsafe = definitionPathProblems({ ...resolved }).map((p) => ({ path: formatPath(p.path), message: `after resolving parameters: ${p.message}`, allowed: p.allowed }));
+  // A path that leaves the connection's folder is unsafe_path, as the connector would say, but here before anything connects.
+  if (unsafe.length > 0) throw unsafePathError(`automation "${a.name}"`, [...unsafe, ...problems]);
   if (problems.length > 0) throw invalidDefinition(`automation "${a.name}"`, problems);
   registerConnectionSecrets(resolved);
   return resolved;

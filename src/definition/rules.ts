@@ -1,5 +1,6 @@
 import { checkNamePattern, checkSearch, checkTimezone } from "./checks.js";
 import { CRON_ALLOWED, checkCron } from "./cron.js";
+import { definitionPathProblems } from "./path-rules.js";
 import { hasPlaceholder } from "./placeholders.js";
 import { connectionRules } from "./schema-connection.js";
 import { isRecord, type Add } from "./schema-common.js";
@@ -83,7 +84,6 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
       if (fc[key] !== undefined) add([...at, key], `"${key}" applies to imports only`);
     }
     if (typeof fc.format === "string" && !(EXPORT_FORMATS as readonly string[]).includes(fc.format)) add([...at, "format"], `"${fc.format}" is not an export format`, EXPORT_FORMATS.join(", "));
-    if (typeof fc.name === "string" && fc.name.split(/[\\/]/).includes("..")) add([...at, "name"], "the file name may not climb out of the connection's path", "a file name such as stock-{{DATE}}.csv");
   } else if (action === "import") {
     if (fc.bulk_file === true && type !== "products") add([...at, "bulk_file"], `a service bulk file holds products, not ${String(type)}`, "bulk_file with type products");
     if (fc.bulk_file !== true && OPERATIONS.every((op) => fc[op] === undefined)) {
@@ -136,4 +136,5 @@ export function crossFieldRules(top: Record<string, unknown>, add: Add): void {
     });
   }
   parameterRules(top.parameters, add);
+  for (const p of definitionPathProblems(top)) add(p.path, p.message, p.allowed);
 }

@@ -21,8 +21,9 @@ const AFTER_IMPORT_ALLOWED = 'keep, delete, or "move:<folder>"';
 const afterImport = z.unknown().transform((value, ctx): AfterImport => {
   if (value === "keep" || value === "delete") return value;
   const folder = typeof value === "string" ? /^move:(.*)$/s.exec(value)?.[1]?.trim() : isRecord(value) ? value.move : undefined;
-  if (typeof folder === "string" && folder !== "" && !folder.split(/[\\/]/).includes("..")) return { move: folder };
-  issueAdder(ctx)([], `${describeValue(value)} is not allowed${typeof folder === "string" && folder !== "" ? " (the folder may not climb out with ..)" : ""}`, AFTER_IMPORT_ALLOWED);
+  // Whether the folder stays inside the connection's path is path-rules.ts's call, on the literal and again once resolved.
+  if (typeof folder === "string" && folder !== "") return { move: folder };
+  issueAdder(ctx)([], `${describeValue(value)} is not allowed`, AFTER_IMPORT_ALLOWED);
   return z.NEVER;
 });
 

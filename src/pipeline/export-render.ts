@@ -1,5 +1,5 @@
 import path from "node:path";
-import { renderTokens, type Automation, type FileConfig } from "../definition/index.js";
+import { pathProblem, renderTokens, type Automation, type FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { openWriter, writeFormat, type RecordWriter, type WriteFormat } from "../formats/index.js";
 
@@ -27,9 +27,10 @@ export interface TokenInput {
 export function outputName(automation: Automation, config: FileConfig, index: number, tokens: TokenInput): string {
   const template = config.name ?? `${automation.slug}-{{DATETIME}}.csv`;
   const name = renderTokens(template, { runId: tokens.runId, now: tokens.now, timezone: automation.timezone }).trim();
-  const parts = name.split(/[\\/]/);
-  if (name === "" || parts.includes("..") || path.isAbsolute(name) || parts.some((p) => p === "")) {
-    throw new ConveyorError("definition_invalid", `file_configs[${index}].name: "${name}" is not a file name inside the connection's path`, {
+  // The rule that judged the name at save and at run start, so the three can never disagree.
+  const wrong = name === "" ? `file name "" is refused: it is empty` : pathProblem(name, "name", automation.connection?.type);
+  if (wrong) {
+    throw new ConveyorError("unsafe_path", `file_configs[${index}].name is not a file name inside the connection's path: ${wrong}`, {
       details: { field: `file_configs[${index}].name` },
       hint: "Use a plain name with tokens, such as products-{{DATE}}.csv.",
     });
