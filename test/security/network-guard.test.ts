@@ -14,6 +14,7 @@ import { closeSmtpPools } from "../../connectors/smtp-pool.js";
 import { createStorageConnector } from "../../connectors/storage.js";
 import type { ConnectionConfig, Connector, ConnectorContext } from "../../connectors/types.js";
 import { ConveyorError } from "../../src/errors.js";
+import { startTestDaemon, stockDefinition } from "../daemon/daemon-harness.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
 import { memoryContext } from "../helpers/memory-context.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
@@ -252,6 +253,45 @@ describe("what the guard leaves alone", () => {
     } finally {
       closeSmtpPools();
       await smtp.close();
+    }
+  });
+});
+
+describe("a tenant's automation through the daemon API", () => {
+  it("cannot scan the daemon's loopback with an sftp automation: the run fails with private_host, no socket accepted", async () => {
+    let accepted = 0;
+    const listener = net.createServer((socket) => {
+      accepted++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    const port = (listener.address() as net.AddressInfo).port;
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const closedPort = (probe.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const t = await startTestDaemon();
+    try {
+      const errors: unknown[] = [];
+      for (const target of [port, closedPort]) {
+        const scan = stockDefinition({ name: `Scan ${target}`, connection: { type: "sftp", address: "[::ffff:7f00:1]", port: target, username: "u", password: "scan-pass-5", path: "/" } });
+        const created = await t.request("POST", "/v3/automations/custom", scan);
+        expect(created.status).toBe(200);
+        const run = await t.request("GET", `/v3/automations/custom/${String(created.body.id)}/run?wait=30`);
+        expect(run.body.run).toMatchObject({ outcome: "failed", error: { code: "private_host" } });
+        errors.push((run.body.run as { error: unknown }).error);
+      }
+      // An open and a closed port answer alike, so the answer maps nothing.
+      expect(errors[0]).toEqual(errors[1]);
+      expect(errors[0]).toEqual({
+        code: "private_host",
+        message: "sftp host [::ffff:7f00:1] is a private, loopback or reserved address; connections into the worker's own network are refused",
+        hint: "use the server's public address, or set CONVEYOR_ALLOW_PRIVATE_HOSTS=true (--allow-private-hosts) if this worker may reach internal hosts",
+      });
+      expect(accepted).toBe(0);
+    } finally {
+      await t.close();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
   });
 });
