@@ -64,7 +64,12 @@ function pasvStrategy(useAdvertised: boolean, allowPrivate: boolean): (ftp: FTPC
   };
 }
 
-function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse>>): (ftp: FTPContext) => Promise<FTPResponse> {
+/**
+ * EPSV, else PASV, remembering what worked. `onlyRefusals` falls back only when
+ * the server refused the command; otherwise any failure does, as basic-ftp's own
+ * default does (a garbled EPSV reply, a data port that does not answer).
+ */
+function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse>>, onlyRefusals: boolean): (ftp: FTPContext) => Promise<FTPResponse> {
   let chosen: ((ftp: FTPContext) => Promise<FTPResponse>) | undefined;
   return async (ftp) => {
     if (chosen) return chosen(ftp);
@@ -76,7 +81,7 @@ function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse
         return res;
       } catch (err) {
         last = err;
-        if (ftp.closed || !(err instanceof FTPError)) throw err;
+        if (ftp.closed || (onlyRefusals && !(err instanceof FTPError))) throw err;
       }
     }
     throw last;
@@ -93,7 +98,8 @@ export async function openFtpSession(
   registerSecret(connection.password);
   const allowPrivate = allowsPrivateHosts(connection.type, context.settings);
   const client = new Client(timeouts.idleTimeoutMs);
-  client.prepareTransfer = firstWorking([enterPassiveModeIPv6, pasvStrategy(connection.use_pasv_address !== false, allowPrivate)]);
+  const useAdvertised = connection.use_pasv_address !== false;
+  client.prepareTransfer = firstWorking([enterPassiveModeIPv6, pasvStrategy(useAdvertised, allowPrivate)], !useAdvertised);
   const sink = traceSink(context.logger, context.verbose, connection.type);
   if (sink) {
     client.ftp.verbose = true;
