@@ -166,6 +166,19 @@ describe("every connector refuses a private host before any socket opens", () =>
     });
   }
 
+  it("http: an oauth token address is held to the same guard as the feed address", async () => {
+    for (const token of ["http://169.254.169.254/latest/meta-data/iam/security-credentials/", `http://[64:ff9b::a9fe:a9fe]:${openPort}/token`]) {
+      const conn: ConnectionConfig = { type: "http", address: "http://feed.example/stock.json", method: "GET", oauth: { address: token, client_id: "c", client_secret: "guard-secret-7" } };
+      const c = new HttpConnector(conn, ctx, { retry: { attempts: 1 } });
+      const err = await c.test().then(() => undefined, (e: unknown) => e);
+      await c.close();
+      expect(err, token).toBeInstanceOf(ConveyorError);
+      expect((err as ConveyorError).code, token).toBe("private_host");
+    }
+    expect(attempts).toEqual([]);
+    expect(accepted).toBe(0);
+  });
+
   it("names no resolved address for a host name, so internal DNS is not mapped through it", async () => {
     const err = await refusal("sftp", "localhost", openPort, ctx);
     expect(err.message).toContain("sftp host localhost resolves to a private");
