@@ -30,7 +30,8 @@ async function serve(root: string): Promise<void> {
 
 async function measure(connection: ConnectionConfig, local: string, expectedHash: string): Promise<string> {
   const context: ConnectorContext = {
-    settings: loadSettings({ env: {}, cwd: path.dirname(local) }),
+    // The bench servers listen on loopback, which the network guard refuses by default.
+    settings: { ...loadSettings({ env: {}, cwd: path.dirname(local) }), allowPrivateHosts: true },
     logger: silentLogger,
     metadata: { get: () => undefined, set: async () => undefined },
     apiUser: "bench",

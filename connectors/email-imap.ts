@@ -6,7 +6,7 @@ import { ConveyorError } from "../src/errors.js";
 import { registerSecret } from "../src/secrets.js";
 import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import { classifyError, type ErrorSite } from "./errors.js";
-import { assertPublicHost } from "./http-guard.js";
+import { allowsPrivateHosts, checkedHost } from "./net-guard.js";
 import type { ConnectionConfig, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
 import { attachmentsOf, parseRef, type EmailOptions } from "./email-parts.js";
 import { imapLogger, registerSaslForms } from "./email-trace.js";
@@ -51,12 +51,13 @@ export class ImapMailbox {
 
   /** Implicit TLS on 993 (the default); on any other port STARTTLS when offered, plain otherwise (test servers). */
   private async open(): Promise<ImapFlow> {
-    await assertPublicHost(this.host, this.ctx.settings.allowPrivateHosts, "IMAP host");
+    const target = await checkedHost(this.host, allowsPrivateHosts(this.conn.type, this.ctx.settings), "IMAP host");
     const timeout = this.options.timeoutMs ?? 60_000;
     return withRetry(
       async () => {
         const client = new ImapFlow({
-          host: this.host,
+          host: target.address,
+          ...(target.servername ? { servername: target.servername } : {}),
           port: this.port,
           secure: this.port === 993,
           auth: { user: this.conn.username ?? "", pass: this.conn.password ?? "" },

@@ -1,10 +1,10 @@
-import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { Client, FTPError, enterPassiveModeIPv6, type FTPContext, type FTPResponse } from "basic-ftp";
-import { connectForPassiveTransfer } from "basic-ftp/dist/transfer.js";
+import { connectForPassiveTransfer, parsePasvResponse } from "basic-ftp/dist/transfer.js";
 import { registerSecret } from "../src/secrets.js";
 import { classifyError, type ErrorSite } from "./errors.js";
 import { timeoutError } from "./deadline.js";
+import { allowsPrivateHosts, checkedHost, isPrivateAddress } from "./net-guard.js";
 import { normalizeBase } from "./paths.js";
 import { traceSink } from "./trace.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
@@ -36,24 +36,40 @@ export function ftpEndpoint(connection: ConnectionConfig): FtpEndpoint {
   return { host, port, secure, server: `${host}:${port}` };
 }
 
-/**
- * PASV with the data connection sent to the control connection's host: for
- * servers behind NAT that advertise an address the worker cannot reach
- * (`use_pasv_address: false`). basic-ftp's own option refuses such replies
- * instead of reusing the host.
- */
-async function pasvViaControlHost(ftp: FTPContext): Promise<FTPResponse> {
-  const res = await ftp.request("PASV");
-  const m = /(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3}),(\d{1,3})/.exec(res.message);
-  if (!m) throw new Error(`cannot parse the PASV reply: ${res.message}`);
-  const port = Number(m[5]) * 256 + Number(m[6]);
+function controlHost(ftp: FTPContext): string {
   const host = ftp.socket.remoteAddress;
   if (host === undefined) throw new Error("control connection closed before the data connection");
-  await connectForPassiveTransfer(host.replace(/^::ffff:/i, ""), port, ftp);
-  return res;
+  return host.replace(/^::ffff:/i, "");
 }
 
-function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse>>): (ftp: FTPContext) => Promise<FTPResponse> {
+/**
+ * Where a PASV data connection goes. The reply is the server's to write, so
+ * an address the guard would refuse is replaced by the control connection's
+ * (already checked) host. A private address from a server reached on a public
+ * one is replaced too: a server behind NAT advertising its inside address.
+ * `use_pasv_address: false` always takes the control host.
+ */
+export function passiveHost(advertised: string, control: string, useAdvertised: boolean, allowPrivate: boolean): string {
+  if (!useAdvertised) return control;
+  if (isPrivateAddress(advertised) && (!allowPrivate || !isPrivateAddress(control))) return control;
+  return advertised;
+}
+
+function pasvStrategy(useAdvertised: boolean, allowPrivate: boolean): (ftp: FTPContext) => Promise<FTPResponse> {
+  return async (ftp) => {
+    const res = await ftp.request("PASV");
+    const target = parsePasvResponse(res.message);
+    await connectForPassiveTransfer(passiveHost(target.host, controlHost(ftp), useAdvertised, allowPrivate), target.port, ftp);
+    return res;
+  };
+}
+
+/**
+ * EPSV, else PASV, remembering what worked. `onlyRefusals` falls back only when
+ * the server refused the command; otherwise any failure does, as basic-ftp's own
+ * default does (a garbled EPSV reply, a data port that does not answer).
+ */
+function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse>>, onlyRefusals: boolean): (ftp: FTPContext) => Promise<FTPResponse> {
   let chosen: ((ftp: FTPContext) => Promise<FTPResponse>) | undefined;
   return async (ftp) => {
     if (chosen) return chosen(ftp);
@@ -65,7 +81,7 @@ function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse
         return res;
       } catch (err) {
         last = err;
-        if (ftp.closed || !(err instanceof FTPError)) throw err;
+        if (ftp.closed || (onlyRefusals && !(err instanceof FTPError))) throw err;
       }
     }
     throw last;
@@ -80,8 +96,10 @@ export async function openFtpSession(
   const endpoint = ftpEndpoint(connection);
   const site: ErrorSite = { protocol: connection.type, server: endpoint.server, action: "connect", phase: "connect" };
   registerSecret(connection.password);
-  const client = new Client(timeouts.idleTimeoutMs, { allowSeparateTransferHost: connection.use_pasv_address !== false });
-  if (connection.use_pasv_address === false) client.prepareTransfer = firstWorking([enterPassiveModeIPv6, pasvViaControlHost]);
+  const allowPrivate = allowsPrivateHosts(connection.type, context.settings);
+  const client = new Client(timeouts.idleTimeoutMs);
+  const useAdvertised = connection.use_pasv_address !== false;
+  client.prepareTransfer = firstWorking([enterPassiveModeIPv6, pasvStrategy(useAdvertised, allowPrivate)], !useAdvertised);
   const sink = traceSink(context.logger, context.verbose, connection.type);
   if (sink) {
     client.ftp.verbose = true;
@@ -96,8 +114,9 @@ export async function openFtpSession(
   });
   try {
     const login = (async () => {
+      const target = await checkedHost(endpoint.host, allowPrivate, `${connection.type} host`);
       const greeting = await client.access({
-        host: endpoint.host,
+        host: target.address,
         port: endpoint.port,
         user: connection.username ?? "anonymous",
         password: connection.password ?? "",
@@ -105,7 +124,7 @@ export async function openFtpSession(
         secureOptions: {
           rejectUnauthorized: connection.validate !== false,
           // SNI takes names only; an IP address there makes node warn.
-          servername: isIP(endpoint.host) ? undefined : endpoint.host,
+          servername: target.servername,
           minVersion: "TLSv1.2",
         },
       });

@@ -1,9 +1,9 @@
 import type { Readable } from "node:stream";
-import { Agent, request, type Dispatcher } from "undici";
+import { Agent, buildConnector, request, type Dispatcher } from "undici";
 import { ConveyorError } from "../src/errors.js";
 import { isSecretHeader, isSecretParam, maskSecrets } from "../src/secrets.js";
 import type { Logger } from "../src/log.js";
-import { assertPublicHost, guardedLookup } from "./http-guard.js";
+import { checkedHost } from "./net-guard.js";
 
 export interface HttpClientOptions {
   allowPrivateHosts: boolean;
@@ -88,16 +88,36 @@ export async function readSnippet(body: HttpResponse["body"]): Promise<string> {
   return text.replace(/\s+/g, " ").trim();
 }
 
-/** undici with the private-address guard, the TLS switch, timeouts, traces and error codes. */
+/**
+ * undici's socket maker behind the network guard: every new socket, for the
+ * first request, the oauth token or a next page, dials the address the guard
+ * resolved and checked, while TLS still names and verifies the host.
+ */
+export function guardedConnector(allowPrivateHosts: boolean, options: buildConnector.BuildOptions): buildConnector.connector {
+  const connect = buildConnector(options);
+  return (opts, callback) => {
+    checkedHost(opts.hostname, allowPrivateHosts).then(
+      (target) => {
+        try {
+          connect({ ...opts, hostname: target.address, ...(target.servername ? { servername: target.servername } : {}) }, callback);
+        } catch (err) {
+          callback(err instanceof Error ? err : new Error(String(err)), null);
+        }
+      },
+      (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
+    );
+  };
+}
+
+/** undici with the network guard, the TLS switch, timeouts, traces and error codes. */
 export class HttpClient {
   private readonly agent: Agent;
 
   constructor(private readonly options: HttpClientOptions) {
-    const lookup = guardedLookup(options.allowPrivateHosts);
     this.agent = new Agent({
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
-      connect: { timeout: options.timeoutMs, rejectUnauthorized: options.validate, ...(lookup ? { lookup } : {}) },
+      connect: guardedConnector(options.allowPrivateHosts, { timeout: options.timeoutMs, rejectUnauthorized: options.validate }),
     });
   }
 
@@ -110,7 +130,6 @@ export class HttpClient {
     }
     if (url.protocol !== "http:" && url.protocol !== "https:")
       throw new ConveyorError("definition_invalid", `connection.address must be an http or https URL, got ${url.protocol}`);
-    await assertPublicHost(url.hostname, this.options.allowPrivateHosts);
     const started = Date.now();
     try {
       const res = await request(url, {

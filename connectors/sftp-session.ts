@@ -5,6 +5,7 @@ import type { ConnectConfig } from "ssh2";
 import { registerSecret } from "../src/secrets.js";
 import { classifyError, connectorError, type ErrorSite } from "./errors.js";
 import { timeoutError } from "./deadline.js";
+import { allowsPrivateHosts, checkedHost } from "./net-guard.js";
 import { normalizeBase } from "./paths.js";
 import { traceSink } from "./trace.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
@@ -82,7 +83,8 @@ export async function openSftpSession(
   let socket: net.Socket | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
-    socket = await connectSocket(host, port, timeouts.connectTimeoutMs, `sftp connect to ${server}`);
+    const target = await checkedHost(host, allowsPrivateHosts(connection.type, context.settings), `${connection.type} host`);
+    socket = await connectSocket(target.address, port, timeouts.connectTimeoutMs, `sftp connect to ${server}`);
     const sock = socket;
     const remaining = Math.max(1, timeouts.connectTimeoutMs - (Date.now() - started));
     const config: ConnectConfig = {

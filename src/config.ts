@@ -88,7 +88,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "alert_email", env: "CONVEYOR_ALERT_EMAIL", flag: "--alert-email", default: "none", describe: "address alerted on failed runs, repeated failures and silent feeds" },
   { key: "alert_after", env: "CONVEYOR_ALERT_AFTER", flag: "--alert-after", default: "3", describe: "failures in a row before the repeated-failure alert" },
   { key: "silence_alert", env: "CONVEYOR_SILENCE_ALERT", flag: "--silence-alert", default: "off", describe: "alert when a `select: new` import found nothing for this long (e.g. `36h`)" },
-  { key: "allow_private_hosts", env: "CONVEYOR_ALLOW_PRIVATE_HOSTS", flag: "--allow-private-hosts", default: "false", describe: "allow http/email connections to private and loopback addresses" },
+  { key: "allow_private_hosts", env: "CONVEYOR_ALLOW_PRIVATE_HOSTS", flag: "--allow-private-hosts", default: "false", describe: "let automations' ftp, ftps, sftp, http and IMAP connections reach private, loopback and link-local addresses (the service's storage and SMTP relay are always reachable)" },
   { key: "storage", env: "CONVEYOR_STORAGE", flag: "--storage", default: "`<data folder>/storage`", describe: "the service's storage for sdsftp and sds3: a folder, `s3://bucket/prefix` or `sftp://user@host/path`", secret: true },
   { key: "concurrency", env: "CONVEYOR_CONCURRENCY", flag: "--concurrency", default: "4", describe: "runs side by side" },
   { key: "bulk_rows", env: "CONVEYOR_BULK_ROWS", flag: "--bulk-rows", default: "5000", describe: "rows per bulk file" },

@@ -16,7 +16,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
     execFile(
       process.execPath,
       ["--import", "tsx", "src/cli.ts", ...args],
-      { env: { ...process.env, CONVEYOR_DATA_DIR: path.join(dir, "data") }, timeout: 90_000 },
+      { env: { ...process.env, CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_ALLOW_PRIVATE_HOSTS: "1" }, timeout: 90_000 },
       (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
     );
   });

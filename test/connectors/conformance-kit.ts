@@ -166,7 +166,8 @@ export function capturingContext(now?: () => number): { context: ConnectorContex
   const logger = pino({ level: "debug" }, sink);
   const store = new Map<string, unknown>();
   const context: ConnectorContext = {
-    settings: loadSettings({ env: {}, cwd: tmpdir() }),
+    // The servers under test listen on loopback, which the network guard refuses by default.
+    settings: { ...loadSettings({ env: {}, cwd: tmpdir() }), allowPrivateHosts: true },
     logger,
     metadata: { get: (k) => store.get(k), set: async (k, v) => void store.set(k, v) },
     apiUser: "conformance",

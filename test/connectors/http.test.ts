@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HttpConnector } from "../../connectors/http.js";
 import type { HttpConnectorOptions } from "../../connectors/http-exchange.js";
-import { isPrivateAddress } from "../../connectors/http-guard.js";
+import { isPrivateAddress } from "../../connectors/net-guard.js";
 import type { ConnectionConfig } from "../../connectors/types.js";
 import { ConveyorError } from "../../src/errors.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
