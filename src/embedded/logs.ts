@@ -1,23 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServiceContext } from "./context.js";
-import { badRequest as bad, fields, text, wholeNumber as integer } from "./envelopes.js";
+import { badRequest as bad, wholeNumber as integer } from "./envelopes.js";
+import { logSearchParams } from "./log-params.js";
 import { LOG_FILTER_COLUMNS, LOG_REFINE_COLUMNS, LogStore } from "./log-store.js";
 
 /** `found` never exceeds this (v3 part 4.4); `found_more_logs` says whether more exist. */
 export const FOUND_CAP = 1001;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
-
-/** The seed does not say whether the parameters travel in the query or the body: both are read, the body wins. */
-function params(request: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const source of [fields(request.query), fields(request.body)]) {
-    for (const [k, v] of Object.entries(source)) {
-      const t = text(v);
-      if (t !== undefined) out[k] = t;
-    }
-  }
-  return out;
-}
 
 function list(value: string): string[] {
   return value.split(",").map((v) => v.trim()).filter(Boolean);
@@ -75,7 +64,7 @@ export function searchLogs(ctx: ServiceContext, p: Record<string, string>): Reco
 
 export function registerLogs(app: FastifyInstance, ctx: ServiceContext): void {
   // v1 failures get the v1 envelope: the error handler picks it from the path.
-  const handler = async (request: FastifyRequest): Promise<Record<string, unknown>> => searchLogs(ctx, params(request));
+  const handler = async (request: FastifyRequest): Promise<Record<string, unknown>> => searchLogs(ctx, logSearchParams(request));
   app.post("/v1/logs", handler);
   app.post("/v3/logs", handler);
 }
