@@ -1,5 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { ConveyorError } from "../errors.js";
+import { depthMessage, jsonDepth, MAX_JSON_DEPTH } from "../json-limits.js";
+import { structureProblems } from "./limits.js";
 import { normalizeAutomation } from "./normalize.js";
 import { findPlaceholders, isRunToken, isWholePlaceholder, RUN_TOKENS } from "./placeholders.js";
 import { describeProblem, formatPath, problemsFromZod } from "./problems.js";
@@ -112,6 +114,8 @@ function placeholderProblems(raw: Record<string, unknown>): Problem[] {
 /** Validates and normalizes a definition; every problem is reported, each with its field path. */
 export function parseAutomation(raw: unknown): { ok: true; automation: Automation } | { ok: false; problems: Problem[] } {
   if (!isRecord(raw)) return { ok: false, problems: [{ path: "", message: "a definition is a JSON object", allowed: "{name, active, schedule, type, action, connection, file_configs, …}" }] };
+  const limits = structureProblems(raw);
+  if (limits.length > 0) return { ok: false, problems: limits };
   const { copy, deferred } = extractDeferred(raw);
   const result = automationSchema.safeParse(copy);
   const problems = [...(result.success ? [] : problemsFromZod(result.error.issues)), ...placeholderProblems(raw)];
@@ -155,6 +159,8 @@ export async function loadAutomationFile(file: string): Promise<Automation> {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConveyorError(code === "ENOENT" ? "definition_not_found" : "definition_invalid", `cannot read ${file}: ${(err as Error).message}`, { cause: err });
   }
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) throw invalidDefinition(file, [{ path: "", message: depthMessage("the file", depth), allowed: `at most ${MAX_JSON_DEPTH} levels of objects and arrays` }]);
   let raw: unknown;
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ""));
