@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { depthMessage, findPrototypeKey, jsonDepth, MAX_JSON_DEPTH, prototypeKeyMessage } from "../json-limits.js";
+import { depthMessage, findPrototypeKey, jsonDepth, MAX_JSON_DEPTH, PROTOTYPE_KEYS, PROTOTYPE_KEYS_RULE, prototypeKeyMessage } from "../json-limits.js";
 import { HttpError } from "./envelopes.js";
 
 /**
@@ -67,11 +67,15 @@ export function registerBodyLimits(app: FastifyInstance, limits: BodyLimits): vo
 }
 
 /**
- * Fastify's own answer to an oversized body says only "Request body is too
- * large"; this one names the route's limit. Undefined for any other error.
+ * Fastify's own answers to a body refused at the edge say only "Request body
+ * is too large" or "prototype property is not allowed as field name" (a
+ * multipart field); these name the route's limit and the rule. Undefined for
+ * any other error.
  */
-export function bodyTooLarge(error: unknown, request: FastifyRequest): HttpError | undefined {
-  if ((error as { code?: unknown }).code !== "FST_ERR_CTP_BODY_TOO_LARGE") return undefined;
+export function edgeRefusal(error: unknown, request: FastifyRequest): HttpError | undefined {
+  const code = (error as { code?: unknown }).code;
+  if (code === "FST_PROTO_VIOLATION") return refusal(`a form field of the body is named one of ${PROTOTYPE_KEYS.join(", ")}; ${PROTOTYPE_KEYS_RULE}`);
+  if (code !== "FST_ERR_CTP_BODY_TOO_LARGE") return undefined;
   const limit = request.routeOptions.bodyLimit;
   const message = `the body is larger than the ${showBytes(limit)} ${request.method} ${request.routeOptions.url ?? request.url.split("?")[0]} accepts; send less at a time`;
   return new HttpError(413, message, [{ message, code: 1 }]);

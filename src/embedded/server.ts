@@ -3,7 +3,7 @@ import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import { registerAuth, type Account } from "./auth.js";
 import { newFastify } from "./fastify.js";
-import { bodyTooLarge, registerBodyLimits, type BodyLimits } from "./json-body.js";
+import { edgeRefusal, registerBodyLimits, type BodyLimits } from "./json-body.js";
 import { HttpError, isV1, sendError, v1Failure, v3Error, validationFailure } from "./envelopes.js";
 import type { RateLimits } from "./throttle.js";
 import { Throttle } from "./throttle.js";
@@ -49,7 +49,7 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
   registerAuth(app, account);
 
   app.setErrorHandler((thrown, request, reply) => {
-    const error = bodyTooLarge(thrown, request) ?? thrown;
+    const error = edgeRefusal(thrown, request) ?? thrown;
     if (error instanceof HttpError) {
       if (error.failed && !isV1(request)) return reply.code(error.statusCode).send(validationFailure(error.failed));
       return sendError(request, reply, error.statusCode, error.message);

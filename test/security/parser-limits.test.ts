@@ -209,6 +209,24 @@ describe("embedded service", () => {
     expect(messages(form.body)).toContain("identifier must be a text or a number, not a list");
   });
 
+  it("refuses a prototype name as a bulk upload's form field or as a column of its file", async () => {
+    const form = (csv: string, extra: Array<[string, string]> = []): FormData => {
+      const f = new FormData();
+      for (const [k, v] of extra) f.append(k, v);
+      f.append("bulk_file", new Blob([csv]), "bulk.csv");
+      return f;
+    };
+    const proto = await answer(await h.call("POST", "/v1/bulk", form("action,guid\nadd,g-1\n", [["__proto__", "x"]])));
+    expect(proto.status).toBe(400);
+    expect(messages(proto.body)).toContain("a form field of the body is named one of __proto__, constructor, prototype;");
+    const field = await answer(await h.call("POST", "/v1/bulk", form("action,guid\nadd,g-1\n", [["constructor", "x"]])));
+    expect(field.status).toBe(400);
+    expect(messages(field.body)).toContain("the keys __proto__, constructor, prototype are refused");
+    const column = await answer(await h.call("POST", "/v1/bulk", form("action,guid,constructor\nadd,g-1,x\n")));
+    expect(column.status).toBe(400);
+    expect(messages(column.body)).toContain('column 3 of bulk_file is named "constructor"');
+  });
+
   it("refuses a prototype key in a form body", async () => {
     const res = await send("POST", "/v1/editor/items/add", "identifier=guid&guid=g-1&__proto__=x", "application/x-www-form-urlencoded");
     expect(res.status).toBe(400);

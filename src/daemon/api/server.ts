@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { newFastify } from "../../embedded/fastify.js";
 import { HttpError, sendError, v3Error, validationFailure } from "../../embedded/envelopes.js";
-import { bodyTooLarge, registerBodyLimits, type BodyLimits } from "../../embedded/json-body.js";
+import { edgeRefusal, registerBodyLimits, type BodyLimits } from "../../embedded/json-body.js";
 import { Throttle, type RateLimits } from "../../embedded/throttle.js";
 import { maskSecrets } from "../../secrets.js";
 import { registerAuth } from "./auth.js";
@@ -41,7 +41,7 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   });
 
   app.setErrorHandler((thrown, request, reply) => {
-    const error = bodyTooLarge(thrown, request) ?? thrown;
+    const error = edgeRefusal(thrown, request) ?? thrown;
     if (error instanceof HttpError) {
       if (error.failed) return reply.code(error.statusCode).send(validationFailure(error.failed.map((f) => (typeof f === "string" ? maskSecrets(f) : { ...f, message: maskSecrets(f.message) }))));
       return sendError(request, reply, error.statusCode, maskSecrets(error.message));
