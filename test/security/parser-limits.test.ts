@@ -75,6 +75,13 @@ describe("daemon API", () => {
     expect(res.status).toBe(200);
   });
 
+  it("counts only real nesting: brackets inside strings, escaped quotes included, do not count", async () => {
+    const identifier = `${"[{".repeat(100)}\\"${"{".repeat(100)}`;
+    const res = await send("POST", "/v3/logs", JSON.stringify({ identifier }));
+    expect(res.status).toBe(200);
+    expect((res.body.results as { found: number }).found).toBe(0);
+  });
+
   it("refuses an oversized body with 413 naming the route's limit", async () => {
     const big = JSON.stringify(stockDefinition({ metadata: { blob: "x".repeat(2 * 1024 * 1024) } }));
     const res = await send("POST", "/v3/automations/custom", big);
