@@ -11,6 +11,13 @@ import type { Problem } from "./types.js";
  * overflowing the stack of the code that clones, merges and validates it.
  */
 
+/**
+ * The largest definition, as a file or an API body. A definition is a few
+ * kilobytes; a large value_map (a mapping table of tens of thousands of
+ * entries) is what comes near this.
+ */
+export const MAX_DEFINITION_BYTES = 8 * 1024 * 1024;
+
 /** More problems of one kind than this are one mistake repeated: the first ones are enough to fix it. */
 const MAX_REPORTED = 20;
 

@@ -83,10 +83,10 @@ describe("daemon API", () => {
   });
 
   it("refuses an oversized body with 413 naming the route's limit", async () => {
-    const big = JSON.stringify(stockDefinition({ metadata: { blob: "x".repeat(2 * 1024 * 1024) } }));
+    const big = JSON.stringify(stockDefinition({ metadata: { blob: "x".repeat(9 * 1024 * 1024) } }));
     const res = await send("POST", "/v3/automations/custom", big);
     expect(res.status).toBe(413);
-    expect(messages(res.body)).toContain("larger than the 1 MB POST /v3/automations/custom accepts");
+    expect(messages(res.body)).toContain("larger than the 8 MB POST /v3/automations/custom accepts");
     const logs = await send("POST", "/v3/logs", JSON.stringify({ identifier: "y".repeat(100 * 1024) }));
     expect(logs.status).toBe(413);
     expect(messages(logs.body)).toContain("64 KB");
@@ -253,22 +253,25 @@ describe("conveyor check", () => {
     });
   }
 
-  it(`reports every file of a batch with a ${DEPTH}-deep one in the middle, and exits 2`, async () => {
+  it(`reports every file of a batch with a ${DEPTH}-deep one in the middle and an oversized one, and exits 2`, async () => {
     const good = path.join(dir, "good.json");
     const deep = path.join(dir, "deep.json");
     const good2 = path.join(dir, "good2.json");
     const proto = path.join(dir, "proto.json");
+    const huge = path.join(dir, "huge.json");
+    writeFileSync(huge, JSON.stringify(stockDefinition({ metadata: { blob: "x".repeat(9 * 1024 * 1024) } })));
     writeFileSync(good, JSON.stringify(stockDefinition()));
     writeFileSync(deep, withDeep(stockDefinition({ metadata: "@DEEP@" }), DEPTH));
     writeFileSync(good2, JSON.stringify(stockDefinition({ name: "Second" })));
     writeFileSync(proto, JSON.stringify(stockDefinition({ parameters: [{ name: "constructor", value: "x", encrypted: false }] })).replace('"field_run":{', '"field_run":{"__proto__":"x",'));
-    const res = await cli(["check", good, deep, good2, proto]);
+    const res = await cli(["check", good, deep, good2, proto, huge]);
     expect(res.code).toBe(2);
     expect(res.stdout).toContain(`${good}: ok`);
     expect(res.stdout).toContain(`${deep}: the file nests ${DEPTH + 1} levels deep; at most 64 are allowed`);
     expect(res.stdout).toContain(`${good2}: ok`);
     expect(res.stdout).toContain(`${proto}: file_configs[0].field_run.__proto__: the key "__proto__" is refused`);
     expect(res.stdout).toContain(`${proto}: parameters[0].name: the parameter name "constructor" is refused`);
-    expect(res.stdout).toMatch(/problems? in 2 of 4 definitions/);
+    expect(res.stdout).toMatch(new RegExp(`${huge}: the file is \\d+ bytes; a definition is at most 8388608 bytes \\(8 MB\\)`));
+    expect(res.stdout).toMatch(/problems? in 3 of 5 definitions/);
   });
 });

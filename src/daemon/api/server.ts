@@ -3,6 +3,7 @@ import { newFastify } from "../../embedded/fastify.js";
 import { HttpError, sendError, v3Error, validationFailure } from "../../embedded/envelopes.js";
 import { edgeRefusal, registerBodyLimits, type BodyLimits } from "../../embedded/json-body.js";
 import { Throttle, type RateLimits } from "../../embedded/throttle.js";
+import { MAX_DEFINITION_BYTES } from "../../definition/index.js";
 import { maskSecrets } from "../../secrets.js";
 import { registerAuth } from "./auth.js";
 import type { ApiContext } from "./context.js";
@@ -16,12 +17,11 @@ import { registerRuns } from "./runs.js";
 export const API_LIMITS: RateLimits = { read: 300, write: 60, options: 300 };
 
 /**
- * The largest body per route. A definition with its metadata and a key file
- * as a parameter stays far below a megabyte; a log search is a few fields; the
- * run routes take no body at all.
+ * The largest body per route: a definition as large as a definition file may
+ * be; a log search is a few fields; the run routes take no body at all.
  */
 export const API_BODY_LIMITS: BodyLimits = [
-  ["/v3/automations/", 1024 * 1024],
+  ["/v3/automations/", MAX_DEFINITION_BYTES],
   ["/v3/logs", 64 * 1024],
 ];
 
