@@ -183,6 +183,9 @@ describe("embedded service", () => {
     const bulk = await send("POST", "/v3/orders", JSON.stringify({ header: {}, data: [{ channel: "web", order: "P-2", items: [{ constructor: 1 }] }] }));
     expect(bulk.status).toBe(400);
     expect(messages(bulk.body)).toContain('"constructor" at data[0].items[0].constructor');
+    const header = await send("POST", "/v3/orders", JSON.stringify({ header: ["__proto__", "order"], data: [[{ status: "SHIPPED" }, "P-3"]] }));
+    expect(header.status).toBe(400);
+    expect(messages(header.body)).toContain('header[0] is named "__proto__"; the keys __proto__, constructor, prototype are refused');
     expect(await orderCount()).toBe(before);
   });
 
@@ -197,6 +200,8 @@ describe("embedded service", () => {
     ["/v3/orders?sort=constructor", /sort "constructor" is not a valid key/],
     ["/v3/orders?page=-1", /page must be a whole number/],
     ["/v3/orders?__proto__=1", /the query names the key "__proto__"/],
+    ["/v3/webhooks/statistics?period=__proto__", /period must be one of 1h, 24h, 7d, 30d, not "__proto__"/],
+    ["/v3/webhooks/statistics?period=constructor", /period must be one of 1h, 24h, 7d, 30d, not "constructor"/],
     ["/v1/editor/items?sort=__proto__", /cannot sort by "__proto_"/],
     ["/v1/editor/items?sort=constructor_", /cannot sort by "constructor"/],
   ])("answers GET %s with 400", async (url, expected) => {
