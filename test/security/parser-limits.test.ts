@@ -202,6 +202,9 @@ describe("embedded service", () => {
     ["/v3/orders?__proto__=1", /the query names the key "__proto__"/],
     ["/v3/webhooks/statistics?period=__proto__", /period must be one of 1h, 24h, 7d, 30d, not "__proto__"/],
     ["/v3/webhooks/statistics?period=constructor", /period must be one of 1h, 24h, 7d, 30d, not "constructor"/],
+    ["/v3/orders?q=constructor.name:Object", /the search field "constructor.name" is refused/],
+    ["/v3/orders?q=status:=NEW%20OR%20billing.__proto__:x", /the search field "billing.__proto__" is refused/],
+    ["/v1/search/items/prototype:x", /the field "prototype" is refused/],
     ["/v1/editor/items?sort=__proto__", /cannot sort by "__proto_"/],
     ["/v1/editor/items?sort=constructor_", /cannot sort by "constructor"/],
   ])("answers GET %s with 400", async (url, expected) => {
