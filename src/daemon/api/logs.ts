@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { logSearchParams } from "../../embedded/log-params.js";
+import { logSearchParams } from "../../embedded/logs.js";
 import type { LogQuery } from "../../state/index.js";
 import { accountOf, type ApiContext } from "./context.js";
 import { badRequest } from "./query.js";
