@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDaemon, stockDefinition, type TestDaemon } from "../daemon/daemon-harness.js";
 import { startHarness, type Harness } from "../embedded/helpers.js";
+import { findPrototypeKeys, jsonDepth, valueDepth } from "../../src/json-limits.js";
 
 /**
  * Hostile tenant, parsers at the edge (issue #24): each case is a request or
@@ -281,5 +282,23 @@ describe("conveyor check", () => {
     expect(res.stdout).toContain(`${proto}: parameters[0].name: the parameter name "constructor" is refused`);
     expect(res.stdout).toMatch(new RegExp(`${huge}: the file is \\d+ bytes; a definition is at most 8388608 bytes \\(8 MB\\)`));
     expect(res.stdout).toMatch(/problems? in 3 of 5 definitions/);
+  });
+});
+
+describe("the measures behind the limits", () => {
+  it("counts depth on the text as JSON.parse would nest it, ignoring brackets in strings", () => {
+    expect(jsonDepth("1")).toBe(0);
+    expect(jsonDepth("[]")).toBe(1);
+    expect(jsonDepth('{"a":[{"b":[]}],"c":{}}')).toBe(4);
+    expect(jsonDepth('{"a":"[[[{{{\\"[[["}')).toBe(1);
+    expect(jsonDepth(deepJson(DEPTH))).toBe(DEPTH);
+    expect(valueDepth(JSON.parse(deepJson(DEPTH)))).toBe(DEPTH);
+    expect(valueDepth({ a: [{ b: [] }], c: {} })).toBe(4);
+  });
+
+  it("finds every prototype key with its path, own keys only", () => {
+    const value = JSON.parse('{"a":[{"__proto__":1}],"b":{"c":{"constructor":2}},"prototype":3,"ok":{"toString":4}}') as unknown;
+    expect(findPrototypeKeys(value).map((k) => k.path).sort()).toEqual(["a[0].__proto__", "b.c.constructor", "prototype"]);
+    expect(findPrototypeKeys({ plain: { nested: [1, 2, { x: "constructor" }] } })).toEqual([]);
   });
 });
