@@ -20,8 +20,8 @@ const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 /**
  * The largest body per route; a bulk upload (multipart) has its own limit above.
- * A page of orders the worker sends at once stays well under 16 MB; a log
- * search, a webhook endpoint or an export request is a few fields.
+ * A page of orders the worker sends at once stays well under the orders'
+ * limit; a log search, a webhook endpoint or an export request is a few fields.
  */
 export const SERVICE_BODY_LIMITS: BodyLimits = [
   ["/v3/orders", 16 * 1024 * 1024],
