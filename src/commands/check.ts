@@ -13,13 +13,14 @@ export interface FileCheck {
   warnings: Problem[];
 }
 
+/** Whatever went wrong with one file is that file's problem: the other files are still checked and reported. */
 function problemsOf(err: unknown): Problem[] {
   if (isConveyorError(err)) {
     const listed = err.details.problems;
     if (Array.isArray(listed) && listed.length > 0) return listed as Problem[];
     return [{ path: "", message: err.message }];
   }
-  throw err;
+  return [{ path: "", message: `could not be checked: ${err instanceof Error ? err.message : String(err)}` }];
 }
 
 export async function checkFiles(files: readonly string[]): Promise<FileCheck[]> {

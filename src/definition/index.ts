@@ -22,6 +22,7 @@ export type {
 } from "./types.js";
 export { ACTION_FUNCTIONS, CONNECTION_TYPES, EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
 export { parseAutomation, loadAutomationFile } from "./parse.js";
+export { MAX_DEFINITION_BYTES } from "./limits.js";
 export { clearCredentials, definitionWarnings } from "./warnings.js";
 export { failureEnvelope, describeProblem, formatPath } from "./problems.js";
 export { resolveAutomation, type ResolveContext } from "./resolve.js";

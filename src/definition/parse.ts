@@ -1,5 +1,7 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { ConveyorError } from "../errors.js";
+import { depthMessage, jsonDepth, MAX_JSON_DEPTH } from "../json-limits.js";
+import { MAX_DEFINITION_BYTES, structureProblems } from "./limits.js";
 import { normalizeAutomation } from "./normalize.js";
 import { findPlaceholders, isRunToken, isWholePlaceholder, RUN_TOKENS } from "./placeholders.js";
 import { describeProblem, formatPath, problemsFromZod } from "./problems.js";
@@ -112,6 +114,8 @@ function placeholderProblems(raw: Record<string, unknown>): Problem[] {
 /** Validates and normalizes a definition; every problem is reported, each with its field path. */
 export function parseAutomation(raw: unknown): { ok: true; automation: Automation } | { ok: false; problems: Problem[] } {
   if (!isRecord(raw)) return { ok: false, problems: [{ path: "", message: "a definition is a JSON object", allowed: "{name, active, schedule, type, action, connection, file_configs, …}" }] };
+  const limits = structureProblems(raw);
+  if (limits.length > 0) return { ok: false, problems: limits };
   const { copy, deferred } = extractDeferred(raw);
   const result = automationSchema.safeParse(copy);
   const problems = [...(result.success ? [] : problemsFromZod(result.error.issues)), ...placeholderProblems(raw)];
@@ -149,12 +153,18 @@ function jsonSyntaxError(file: string, text: string, err: Error): ConveyorError 
 /** Reads, validates and normalizes a definition file; throws with ALL problems. */
 export async function loadAutomationFile(file: string): Promise<Automation> {
   let text: string;
+  let size: number;
   try {
-    text = await readFile(file, "utf8");
+    size = (await stat(file)).size;
+    // A file past the limit is not read at all: its size is the whole answer.
+    text = size > MAX_DEFINITION_BYTES ? "" : await readFile(file, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConveyorError(code === "ENOENT" ? "definition_not_found" : "definition_invalid", `cannot read ${file}: ${(err as Error).message}`, { cause: err });
   }
+  if (size > MAX_DEFINITION_BYTES) throw invalidDefinition(file, [{ path: "", message: `the file is ${size} bytes; a definition is at most ${MAX_DEFINITION_BYTES} bytes (${MAX_DEFINITION_BYTES / (1024 * 1024)} MB)`, allowed: "a smaller definition: split a large value_map" }]);
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) throw invalidDefinition(file, [{ path: "", message: depthMessage("the file", depth), allowed: `at most ${MAX_JSON_DEPTH} levels of objects and arrays` }]);
   let raw: unknown;
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ""));

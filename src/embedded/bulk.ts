@@ -4,6 +4,7 @@ import { rm } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { isPrototypeKey, PROTOTYPE_KEYS_RULE } from "../json-limits.js";
 import { apiSource, type ServiceContext } from "./context.js";
 import { sqlTime } from "./db.js";
 import { HttpError, text, truthy, unixTime } from "./envelopes.js";
@@ -60,6 +61,8 @@ async function inspect(file: string, encoding: UploadEncoding): Promise<number> 
     }
     header = row.map((cell) => cell.trim());
     if (header[0]?.toLowerCase() !== "action") throw new HttpError(400, `the first column of bulk_file must be action, not ${JSON.stringify(header[0] ?? "")}`);
+    const named = header.findIndex(isPrototypeKey);
+    if (named >= 0) throw new HttpError(400, `column ${named + 1} of bulk_file is named ${JSON.stringify(header[named])}; ${PROTOTYPE_KEYS_RULE}`);
     if (!isIdentifierField(header[1] ?? "")) throw new HttpError(400, `the second column of bulk_file must be the identifier (guid, sku or id), not ${JSON.stringify(header[1] ?? "")}`);
   }
   if (!header) throw new HttpError(400, "bulk_file is empty: it needs a header line (action,guid,…) and rows");

@@ -1,19 +1,30 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServiceContext } from "./context.js";
-import { badRequest as bad, fields, text, wholeNumber as integer } from "./envelopes.js";
+import { badRequest as bad, fields, wholeNumber as integer } from "./envelopes.js";
 import { LOG_FILTER_COLUMNS, LOG_REFINE_COLUMNS, LogStore } from "./log-store.js";
 
 /** `found` never exceeds this (v3 part 4.4); `found_more_logs` says whether more exist. */
 export const FOUND_CAP = 1001;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
-/** The seed does not say whether the parameters travel in the query or the body: both are read, the body wins. */
-function params(request: FastifyRequest): Record<string, string> {
+/**
+ * The parameters of a log search (v3 part 4.4, and v1's), each one text. The
+ * seed does not say whether they travel in the query or the body: both are
+ * read, the body wins. Each value is a text, a number or a boolean; anything
+ * else is refused naming the field, since dropping it would widen the search
+ * (`{"identifier": {"$ne": 1}}` once returned every record).
+ */
+export function logSearchParams(request: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const source of [fields(request.query), fields(request.body)]) {
+  for (const [where, source] of [["query", fields(request.query)], ["body", fields(request.body)]] as const) {
     for (const [k, v] of Object.entries(source)) {
-      const t = text(v);
-      if (t !== undefined) out[k] = t;
+      if (v === undefined || v === null) continue;
+      if (typeof v === "string") out[k] = v;
+      else if (typeof v === "number" || typeof v === "boolean") out[k] = String(v);
+      else {
+        const several = Array.isArray(v) && where === "query" ? `${k} is given ${v.length} times in the query; give it once` : `${k} must be a text or a number, not ${Array.isArray(v) ? "a list" : "an object"}`;
+        throw bad(`log search field ${several}; several values of a field go in one text, comma separated ("${k}": "a,b")`);
+      }
     }
   }
   return out;
@@ -75,7 +86,7 @@ export function searchLogs(ctx: ServiceContext, p: Record<string, string>): Reco
 
 export function registerLogs(app: FastifyInstance, ctx: ServiceContext): void {
   // v1 failures get the v1 envelope: the error handler picks it from the path.
-  const handler = async (request: FastifyRequest): Promise<Record<string, unknown>> => searchLogs(ctx, params(request));
+  const handler = async (request: FastifyRequest): Promise<Record<string, unknown>> => searchLogs(ctx, logSearchParams(request));
   app.post("/v1/logs", handler);
   app.post("/v3/logs", handler);
 }

@@ -1,3 +1,4 @@
+import { isPrototypeKey, PROTOTYPE_KEYS_RULE } from "../json-limits.js";
 import { str, type Body } from "./order-model.js";
 
 /** Nested lists a dotted header may address; each row adds at most one entry to each. */
@@ -29,6 +30,9 @@ export function isBulkBody(body: unknown): body is { header: unknown[]; data: un
 export function groupRows(header: unknown[], data: unknown[], pathId?: string): { groups: BulkGroup[]; problems: string[] } {
   const names = header.map((h) => str(h).trim());
   const problems: string[] = [];
+  // A header name becomes a key of each order body: `__proto__` would set the body's prototype.
+  const refused = names.flatMap((name, i) => (name.split(".").some(isPrototypeKey) ? [`header[${i}] is named ${JSON.stringify(name)}; ${PROTOTYPE_KEYS_RULE}`] : []));
+  if (refused.length > 0) return { groups: [], problems: refused };
   const byKey = new Map<string, BulkGroup>();
   const groups: BulkGroup[] = [];
   data.forEach((raw, r) => {

@@ -3,6 +3,7 @@ import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import { registerAuth, type Account } from "./auth.js";
 import { newFastify } from "./fastify.js";
+import { edgeRefusal, registerBodyLimits, type BodyLimits } from "./json-body.js";
 import { HttpError, isV1, sendError, v1Failure, v3Error, validationFailure } from "./envelopes.js";
 import type { RateLimits } from "./throttle.js";
 import { Throttle } from "./throttle.js";
@@ -18,6 +19,21 @@ import { registerWebhooks } from "./webhooks.js";
 const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 /**
+ * The largest body per route; a bulk upload (multipart) has its own limit above.
+ * A page of orders the worker sends at once stays well under the orders'
+ * limit; a log search, a webhook endpoint or an export request is a few fields.
+ */
+export const SERVICE_BODY_LIMITS: BodyLimits = [
+  ["/v3/orders", 16 * 1024 * 1024],
+  ["/v1/editor/items", 1024 * 1024],
+  ["/v1/bulk/exports", 64 * 1024],
+  ["/v1/logs", 64 * 1024],
+  ["/v3/logs", 64 * 1024],
+  ["/v3/webhooks", 64 * 1024],
+  ["/v1/auth", 64 * 1024],
+];
+
+/**
  * The fastify app: throttle first (so even a 401 or 404 carries the four
  * rate-limit headers), then auth, then the routes of each resource.
  */
@@ -25,24 +41,15 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
   // Path values are searches and order keys (a channel of 50 and an order number of 100 characters): Fastify's 100 is too short.
   const app = newFastify({ logger: false, bodyLimit: 64 * 1024 * 1024, routerOptions: { maxParamLength: 2048 } });
 
-  // DELETE and PATCH bodies are optional: an empty JSON body is an empty object, not an error.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    const raw = typeof body === "string" ? body : body.toString("utf8");
-    if (raw.trim() === "") return done(null, {});
-    try {
-      done(null, JSON.parse(raw));
-    } catch (err) {
-      done(new HttpError(400, `the body is not valid JSON: ${(err as Error).message}`), undefined);
-    }
-  });
+  registerBodyLimits(app, SERVICE_BODY_LIMITS);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20 } });
 
   new Throttle(limits, ctx.now).register(app);
   registerAuth(app, account);
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler((thrown, request, reply) => {
+    const error = edgeRefusal(thrown, request) ?? thrown;
     if (error instanceof HttpError) {
       if (error.failed && !isV1(request)) return reply.code(error.statusCode).send(validationFailure(error.failed));
       return sendError(request, reply, error.statusCode, error.message);

@@ -52,7 +52,8 @@ function checkTypes(value: unknown, problems: string[]): string[] | undefined {
 }
 
 function since(ctx: ServiceContext, period: string): string {
-  const ms = PERIODS[period];
+  // Own keys only: `period=constructor` would find Object's own members.
+  const ms = Object.hasOwn(PERIODS, period) ? PERIODS[period] : undefined;
   if (ms === undefined) throw bad(`period must be one of ${Object.keys(PERIODS).join(", ")}, not ${JSON.stringify(period)}`);
   return new Date(ctx.now() - ms).toISOString();
 }

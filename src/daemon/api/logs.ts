@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { fields, text } from "../../embedded/envelopes.js";
+import type { FastifyInstance } from "fastify";
+import { logSearchParams } from "../../embedded/logs.js";
 import type { LogQuery } from "../../state/index.js";
 import { accountOf, type ApiContext } from "./context.js";
 import { badRequest } from "./query.js";
@@ -9,18 +9,6 @@ const KNOWN = [
   "start", "records", "identifier", "context", "integration", "instance", "request_id", "timestamp_start", "timestamp_end", "id",
   "channel_id", "action", "operation", "method", "type", "result", "job_id",
 ];
-
-/** The seed does not say whether the parameters travel in the query or the body: both are read, the body wins. */
-function params(request: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const source of [fields(request.query), fields(request.body)]) {
-    for (const [k, v] of Object.entries(source)) {
-      const t = text(v);
-      if (t !== undefined) out[k] = t;
-    }
-  }
-  return out;
-}
 
 function whole(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
   if (value === undefined || value === "") return fallback;
@@ -65,7 +53,7 @@ export function logQuery(p: Record<string, string>, account: string): LogQuery {
 /** `POST /v3/logs` (part 4.4) over the log records the account's runs wrote, newest first. */
 export function registerLogs(app: FastifyInstance, ctx: ApiContext): void {
   app.post("/v3/logs", async (request) => {
-    const query = logQuery(params(request), accountOf(request));
+    const query = logQuery(logSearchParams(request), accountOf(request));
     const page = await ctx.store.searchLogs(query);
     return {
       results: {

@@ -8,9 +8,15 @@ export const LISTING_PARAMS = ["debug", "diff", "user_id", "page", "internal", "
 /** Items per listing page: the seed says "paginated" without a size; the v1 pages hold 50. */
 export const PAGE_SIZE = 50;
 
+/** Listing switches the seed names (part 7) without saying what they do: accepted, but only as a switch. */
+const LISTING_SWITCHES = ["internal", "showFilters", "disableCache"] as const;
+const SWITCH_VALUE = /^(?:0|1|true|false)$/i;
+
+/** The query as one text per parameter; a parameter given twice is refused rather than read as its first value. */
 export function query(request: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(fields(request.query))) {
+    if (Array.isArray(v)) throw badRequest(`${k} is given ${v.length} times; give it once`);
     const t = text(v);
     if (t !== undefined) out[k] = t;
   }
@@ -30,6 +36,10 @@ export function rejectUnknown(request: FastifyRequest, valid: readonly string[])
     throw new HttpError(400, message, [{ message, code: 1 }]);
   }
   checkRunFlags(request);
+  for (const name of LISTING_SWITCHES) {
+    const value = q[name];
+    if (value !== undefined && value !== "" && !SWITCH_VALUE.test(value)) throw badRequest(`${name} must be 1, 0, true or false, not ${JSON.stringify(value)}`);
+  }
   return q;
 }
 
@@ -63,7 +73,8 @@ export function listing<T>(
   if (order !== "asc" && order !== "desc") throw badRequest(`sortorder must be asc or desc, not ${JSON.stringify(q.sortorder)}`);
   const sorted = [...items];
   if (q.sort) {
-    const key = sortable[q.sort];
+    // Own keys only: `sort=__proto__` or `sort=constructor` would find Object's own members.
+    const key = Object.hasOwn(sortable, q.sort) ? sortable[q.sort] : undefined;
     if (!key) throw badRequest(`sort must be one of ${Object.keys(sortable).join(", ")}, not ${JSON.stringify(q.sort)}`);
     sorted.sort((a, b) => {
       const x = key(a) ?? "";

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { newFastify } from "../../embedded/fastify.js";
 import { HttpError, sendError, v3Error, validationFailure } from "../../embedded/envelopes.js";
+import { edgeRefusal, registerBodyLimits, type BodyLimits } from "../../embedded/json-body.js";
 import { Throttle, type RateLimits } from "../../embedded/throttle.js";
+import { MAX_DEFINITION_BYTES } from "../../definition/index.js";
 import { maskSecrets } from "../../secrets.js";
 import { registerAuth } from "./auth.js";
 import type { ApiContext } from "./context.js";
@@ -15,24 +17,22 @@ import { registerRuns } from "./runs.js";
 export const API_LIMITS: RateLimits = { read: 300, write: 60, options: 300 };
 
 /**
+ * The largest body per route: a definition as large as a definition file may
+ * be; a log search is a few fields; the run routes take no body at all.
+ */
+export const API_BODY_LIMITS: BodyLimits = [
+  ["/v3/automations/", MAX_DEFINITION_BYTES],
+  ["/v3/logs", 64 * 1024],
+];
+
+/**
  * The daemon's HTTP API: the automations of seed v3 part 4.2, the log search
  * of part 4.4, our run-record routes and the probes. Throttle first (every
  * response carries the four rate-limit headers, a 401 too), then auth.
  */
 export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS): Promise<FastifyInstance> {
-  const app = newFastify({ logger: false, bodyLimit: 8 * 1024 * 1024 });
-  // An empty PATCH or DELETE body is an empty object, not an error.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    const raw = typeof body === "string" ? body : body.toString("utf8");
-    if (raw.trim() === "") return done(null, {});
-    try {
-      done(null, JSON.parse(raw));
-    } catch (err) {
-      const message = `the body is not valid JSON: ${(err as Error).message}`;
-      done(new HttpError(400, message, [{ message, code: 1 }]), undefined);
-    }
-  });
+  const app = newFastify({ logger: false, bodyLimit: 64 * 1024 });
+  registerBodyLimits(app, API_BODY_LIMITS);
 
   const throttle = new Throttle(limits, () => ctx.now().getTime());
   registerAuth(app, ctx.accounts, (server, key) => throttle.register(server, key));
@@ -40,7 +40,8 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
     ctx.metrics.observeRequest(request.method, reply.statusCode);
   });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler((thrown, request, reply) => {
+    const error = edgeRefusal(thrown, request) ?? thrown;
     if (error instanceof HttpError) {
       if (error.failed) return reply.code(error.statusCode).send(validationFailure(error.failed.map((f) => (typeof f === "string" ? maskSecrets(f) : { ...f, message: maskSecrets(f.message) }))));
       return sendError(request, reply, error.statusCode, maskSecrets(error.message));
