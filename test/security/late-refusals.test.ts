@@ -42,7 +42,8 @@ describe("after_import move:<<dest>> with a climbing dest", () => {
   let proxy: TcpProxy;
 
   beforeEach(async () => {
-    h = await openHarness();
+    // The partner's server is on loopback, which the network guard opens only with this setting.
+    h = await openHarness({ CONVEYOR_ALLOW_PRIVATE_HOSTS: "true" });
     root = mkdtempSync(path.join(tmpdir(), "conveyor-late-sftp-"));
     mkdirSync(path.join(root, "in"));
     const feed = path.join(root, "in", "feed-1.csv");

@@ -15,9 +15,10 @@ describe("a key named after an Object method is an unknown key, never a rule", (
   it.each(NAMES)("vendor_actions function %s: refused as an unknown action function", (name) => {
     const def = productImport();
     const rule = JSON.parse(`{${JSON.stringify(name)}: ["title"]}`) as Record<string, unknown>;
-    const result = parseAutomation({ ...def, vendor_actions: [rule] });
+    const configs = def.file_configs as Array<Record<string, unknown>>;
+    const result = parseAutomation({ ...def, file_configs: [{ ...configs[0], vendor_actions: [rule] }] });
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems.map((p) => p.message).join("; ")).toMatch(/unknown action function|not allowed|unknown key/i);
+    if (!result.ok) expect(result.problems.map((p) => p.message).join("; ")).toMatch(new RegExp(`unknown action function "${name}"|the key "${name}" is refused`));
   });
 
   it.each(NAMES.filter((n) => n !== "__proto__"))("connection key %s: a problem at its path, not a throw", (name) => {
