@@ -2,12 +2,13 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFil
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createStorageConnector } from "../../connectors/storage.js";
 import { openConfinedDir } from "../../connectors/storage-confined.js";
 import type { Connector, RemoteFile } from "../../connectors/types.js";
 import { ConveyorError } from "../../src/errors.js";
 import { memoryContext } from "../helpers/memory-context.js";
+import { TestSftpServer } from "../helpers/sftp-server.js";
 
 /**
  * A hostile tenant (`demo`) with links in its storage folder: to another
@@ -20,10 +21,14 @@ let outside: string;
 let demo: string;
 
 beforeEach(() => {
-  const work = mkdtempSync(path.join(tmpdir(), "conveyor-links-"));
-  storage = path.join(work, "storage");
-  outside = path.join(work, "outside");
-  demo = path.join(storage, "demo");
+  ({ storage, outside, demo } = layout(mkdtempSync(path.join(tmpdir(), "conveyor-links-"))));
+});
+
+/** `<work>/storage/{demo,bob}` and `<work>/outside`, with demo's links into both. */
+function layout(work: string): { storage: string; outside: string; demo: string } {
+  const storage = path.join(work, "storage");
+  const outside = path.join(work, "outside");
+  const demo = path.join(storage, "demo");
   mkdirSync(path.join(storage, "bob", "private"), { recursive: true });
   writeFileSync(path.join(storage, "bob", "private", "secret.csv"), "bob's secret\n");
   mkdirSync(outside);
@@ -37,7 +42,8 @@ beforeEach(() => {
   symlinkSync(path.join(outside, "passwd.csv"), path.join(demo, "in", "passwd.csv"));
   // A link that stays inside the account: refused as well (one rule, see storage-local.ts).
   symlinkSync("in", path.join(demo, "alias"));
-});
+  return { storage, outside, demo };
+}
 
 function connector(connPath = ""): Connector {
   return createStorageConnector({ type: "sdsftp", path: connPath }, memoryContext({ storage }, { apiUser: "demo" }));
@@ -205,5 +211,75 @@ describe("storage errors speak of the account's storage", () => {
     expect(err.code).toBe("not_found");
     expect(err.message).toContain("/nowhere");
     expectNoServerPath(err);
+  });
+});
+
+describe("storage links on an SFTP storage server", () => {
+  const work = mkdtempSync(path.join(tmpdir(), "conveyor-links-sftp-"));
+  const server = new TestSftpServer({ root: work, username: "worker", password: "storage-pass" });
+  let fixture: { storage: string; outside: string; demo: string };
+  beforeAll(async () => {
+    fixture = layout(work);
+    await server.start();
+  });
+  afterAll(() => server.close());
+
+  function sftp(connPath = ""): Connector {
+    const url = `sftp://worker:storage-pass@127.0.0.1:${server.port}/storage?host_key=${encodeURIComponent(server.fingerprint)}`;
+    return createStorageConnector({ type: "sdsftp", path: connPath }, memoryContext({ storage: url }, { apiUser: "demo" }));
+  }
+
+  /** Refused with the link named as the account sees it, and neither the server's folder nor this machine's. */
+  async function refusedOver(c: Connector, p: Promise<unknown>, link: string): Promise<void> {
+    try {
+      const err = await refusal(p);
+      expect(err.code).toBe("unsafe_path");
+      expect(err.message).toContain(`${link} in the account's storage is a link`);
+      const text = JSON.stringify({ message: err.message, hint: err.hint, details: err.details });
+      expect(text).not.toContain("/storage/demo");
+      expect(text).not.toContain(work);
+    } finally {
+      await c.close();
+    }
+  }
+
+  it("refuses folder links, relative, absolute and nested, at list", async () => {
+    for (const [connPath, folder, link] of [["link", "", "/link"], ["", "abs", "/abs"], ["in", "deep/nested", "/in/deep/nested"], ["alias", "", "/alias"]] as const) {
+      const c = sftp(connPath);
+      await refusedOver(c, c.list(folder), link);
+    }
+  });
+
+  it("refuses file links and files through folder links at read", async () => {
+    const local = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-links-sdl-")), "got.csv");
+    for (const [p, link] of [["in/secret.csv", "/in/secret.csv"], ["in/passwd.csv", "/in/passwd.csv"], ["link/secret.csv", "/link"]] as const) {
+      const c = sftp();
+      await refusedOver(c, c.download(file(p), local), link);
+    }
+    expect(existsSync(local)).toBe(false);
+  });
+
+  it("refuses writes and after_import through links, touching nothing outside", async () => {
+    const src = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-links-sup-")), "up.csv");
+    writeFileSync(src, "planted\n");
+    let c = sftp();
+    await refusedOver(c, c.upload(src, "abs/planted.csv"), "/abs");
+    c = sftp();
+    await refusedOver(c, c.delete(file("in/secret.csv")), "/in/secret.csv");
+    c = sftp();
+    await refusedOver(c, c.move(file("in/own.csv"), "link"), "/link");
+    expect(existsSync(path.join(fixture.outside, "planted.csv"))).toBe(false);
+    expect(readFileSync(path.join(fixture.storage, "bob", "private", "secret.csv"), "utf8")).toBe("bob's secret\n");
+    expect(existsSync(path.join(fixture.storage, "bob", "private", "own.csv"))).toBe(false);
+  });
+
+  it("still lists the account's own files, and reports its folder, not the server's", async () => {
+    const c = sftp("in");
+    try {
+      expect((await c.list()).map((f) => f.name)).toEqual(["own.csv"]);
+      expect((await c.test()).facts.path).toBe("/in");
+    } finally {
+      await c.close();
+    }
   });
 });
