@@ -60,7 +60,7 @@ export function linkRefused(field: string, value: string, where: string): Convey
  * follows a link either. The account root itself is made on first use.
  */
 export async function openConfinedDir(root: string, rel: string, field: string, create: boolean): Promise<ConfinedDir> {
-  if (create) await mkdir(root, { recursive: true, mode: 0o700 });
+  if (create) await mkdir(root, { recursive: true });
   let dir = new ConfinedDir(await openSegment(root, field, "/"), "", root);
   try {
     for (const segment of rel.split("/").filter((p) => p !== "")) {
