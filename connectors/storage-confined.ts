@@ -93,7 +93,8 @@ export function openedPath(handle: FileHandle): string | undefined {
 export async function openConfinedFile(dir: ConfinedDir, name: string, field: string, value: string): Promise<FileHandle> {
   let handle: FileHandle;
   try {
-    handle = await open(dir.child(name), constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: opening a FIFO planted under the name would otherwise wait forever for a writer.
+    handle = await open(dir.child(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     if ((err as { code?: string }).code === "ELOOP") throw linkRefused(field, value, dir.shown(name));
     throw err;

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -111,6 +112,13 @@ describe("storage links: read", () => {
     await refusedAt(connector().download(file("abs/passwd.csv"), local), "/abs");
     expect(existsSync(local)).toBe(false);
     expect(existsSync(`${local}.part`)).toBe(false);
+  });
+
+  it("refuses a FIFO planted under a file name instead of waiting on it", async () => {
+    execFileSync("mkfifo", [path.join(demo, "in", "pipe.csv")]);
+    const err = await refusal(connector("in").download(file("pipe.csv"), path.join(tmpdir(), "never.csv")));
+    expect(err.code).toBe("unsafe_path");
+    expect(err.message).toContain("/in/pipe.csv is not a regular file");
   });
 
   it("still reads the account's own files", async () => {
