@@ -50,7 +50,7 @@ export class SftpConnector implements Connector {
     );
   }
 
-  private async op<T>(action: string, fn: (s: SftpSession, touch: () => void) => Promise<T>): Promise<T> {
+  protected async op<T>(action: string, fn: (s: SftpSession, touch: () => void) => Promise<T>): Promise<T> {
     const site: ErrorSite = { protocol: this.type, server: this.server, action, phase: "operation" };
     try {
       return await this.session.run((s) => {

@@ -48,6 +48,11 @@ export function isPartName(name: string): boolean {
   return name.startsWith(".") && name.endsWith(".part");
 }
 
+/** A file name that reads back as itself: not empty, `.` or `..`, no slash, backslash or NUL. */
+export function isPlainName(name: string): boolean {
+  return name !== "" && name !== "." && name !== ".." && !/[/\\\0]/.test(name);
+}
+
 /** `name-20240501-101500.ext`: the name a moved file takes when the target exists. */
 export function stampedName(name: string, now: Date): string {
   const ext = path.posix.extname(name);

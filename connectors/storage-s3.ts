@@ -16,7 +16,7 @@ import {
 import { ConveyorError } from "../src/errors.js";
 import { registerSecret } from "../src/secrets.js";
 import type { ConnectionConfig, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
-import { accountSegment, cleanRelative, isPartName, joinRelative, partName, stampedName } from "./storage-paths.js";
+import { accountSegment, cleanRelative, isPartName, isPlainName, joinRelative, partName, stampedName } from "./storage-paths.js";
 import { classifyS3Error } from "./storage-s3-errors.js";
 
 export interface S3StorageOptions {
@@ -73,9 +73,20 @@ export class S3StorageConnector implements Connector {
     });
   }
 
-  /** Key of a path relative to the connection's folder. */
+  /**
+   * Key of a path relative to the connection's folder. S3 has no links, but
+   * some S3-compatible servers map keys onto files or normalise `..` in the
+   * URL, so a key is built only from cleaned segments and checked to stay
+   * under the account's prefix.
+   */
   private key(relative: string, field: string): string {
-    return joinRelative([this.root, "storage root"], [this.base, "connection.path"], [relative, field]);
+    const key = joinRelative([this.root, "storage root"], [this.base, "connection.path"], [relative, field]);
+    if (key !== this.root && !key.startsWith(`${this.root}/`))
+      throw new ConveyorError("unsafe_path", `${field} "${relative}" is refused: it leaves the account's storage`, {
+        details: { field },
+        hint: "use a path relative to the connection's folder, without ..",
+      });
+    return key;
   }
 
   private relativeOf(key: string): string {
@@ -97,13 +108,15 @@ export class S3StorageConnector implements Connector {
     const files: RemoteFile[] = [];
     let token: string | undefined;
     do {
-      const page = await this.call(`listing ${prefix || "/"}`, () =>
+      // The message names the folder as the account wrote it; the key prefix would show the storage's layout.
+      const page = await this.call(`folder /${cleanRelative(folder, "folder")}`, () =>
         this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: "/", ContinuationToken: token })),
       );
       for (const obj of page.Contents ?? []) {
         if (!obj.Key || obj.Key.endsWith("/")) continue;
         const name = obj.Key.slice(prefix.length);
-        if (isPartName(name)) continue;
+        // A key segment such as "..", "." or "" would be read back as another key than the one listed.
+        if (isPartName(name) || !isPlainName(name)) continue;
         files.push({ name, path: this.relativeOf(obj.Key), size: obj.Size ?? 0, modified: obj.LastModified ?? null });
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -156,7 +169,7 @@ export class S3StorageConnector implements Connector {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return true;
     } catch (err) {
-      const e = classifyS3Error(err, key, this.bucket);
+      const e = classifyS3Error(err, `file ${this.relativeOf(key)}`, this.bucket);
       if (e.code === "not_found") return false;
       throw e;
     }
