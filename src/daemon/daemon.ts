@@ -9,6 +9,7 @@ import { ConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { openLimiter } from "../service/limiter-for.js";
 import { openStore, PostgresStore, type RunRecord, type StateStore } from "../state/index.js";
+import { privateStorage, privateUmask } from "../state/private-files.js";
 import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
 import type { RateLimits } from "../embedded/throttle.js";
@@ -66,8 +67,11 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
   const { logger } = options;
   const native = nativeWarning();
   if (native) logger.warn({ event: "native_addon_missing" }, native);
+  // Also here, not only in the CLI: a daemon started in-process (tests, embedding) writes the same files.
+  privateUmask();
   const secretKey = loadSecretKey(settings);
   const store = await openStore(settings);
+  privateStorage(settings.storage);
   const db: DaemonDb = openDaemonDb(settings, store);
   const accounts = new AccountStore(db.accounts, secretKey);
   let embedded: EmbeddedService | undefined;
