@@ -24,6 +24,7 @@ import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
 import { RunQueue, type DrainResult } from "./queue.js";
 import { Scheduler } from "./scheduler.js";
+import { sealStoredDefinitions } from "./seal-migration.js";
 import { startRetention } from "./retention.js";
 import { openSchedulerState } from "./scheduler-state.js";
 import { attachRunLog, automationName, SampleSetup, silenceCandidates } from "./wiring.js";
@@ -97,7 +98,10 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
     };
     const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
-    const definitions = new DefinitionService(db.definitions, await Catalogue.load(catalogueFolder, logger), secretKey, resync);
+    const catalogue = await Catalogue.load(catalogueFolder, logger);
+    // Before anything reads a definition: an older database's clear connection secrets are sealed once, here.
+    await sealStoredDefinitions(db.definitions, catalogue, secretKey, logger);
+    const definitions = new DefinitionService(db.definitions, catalogue, secretKey, resync);
     if (settings.automations && defaultAccount) await setup.loadAutomations(definitions, defaultAccount.apiUser);
 
     const limits = await openLimiter(settings, logger);
