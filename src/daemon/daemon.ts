@@ -43,7 +43,7 @@ export interface DaemonOptions {
 export interface Daemon {
   url: string;
   /** The account the embedded service registered (or the settings' API user), with its token. */
-  defaultAccount: { apiUser: string; apiToken: string } | null;
+  defaultAccount: { apiUser: string; apiToken: string; generatedToken?: { file: string; isNew: boolean } } | null;
   embedded: EmbeddedService | undefined;
   store: StateStore;
   queue: RunQueue;
@@ -89,7 +89,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     } else if (settings.apiUser && settings.apiToken) {
       await accounts.ensure(settings.apiUser, settings.apiToken, "settings");
     }
-    const defaultAccount = embedded ? { apiUser: embedded.apiUser, apiToken: embedded.apiToken } : settings.apiUser && settings.apiToken ? { apiUser: settings.apiUser, apiToken: settings.apiToken } : null;
+    const defaultAccount = embedded ? { apiUser: embedded.apiUser, apiToken: embedded.apiToken, ...(embedded.generatedToken ? { generatedToken: embedded.generatedToken } : {}) } : settings.apiUser && settings.apiToken ? { apiUser: settings.apiUser, apiToken: settings.apiToken } : null;
     const baseUrl = embedded?.url ?? settings.serviceUrl;
     if (!baseUrl) throw new ConveyorError("settings_invalid", "no service: set CONVEYOR_SERVICE_URL, or leave it unset for the embedded service");
 
