@@ -74,7 +74,8 @@ export class DefinitionService {
   async patchCustom(account: string, id: number, patch: unknown): Promise<StoredAutomation> {
     const stored = await this.own(account, "custom", id);
     if (!isObject(patch)) throw invalid([{ path: "", message: "the body must be a JSON object with the fields to change" }]);
-    const merged = sealDefinition(mergePatch(stored.body, patch), stored.body, this.key);
+    // Against the opened body: a value the listing showed partly masked is recognised by its clear form.
+    const merged = sealDefinition(mergePatch(stored.body, patch), openSecrets(stored.body, this.key), this.key);
     const automation = this.validate(merged);
     const explicit = typeof patch.slug === "string" && patch.slug !== "";
     const slug = explicit || automation.slug !== stored.slug ? await this.freeSlug(account, explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
@@ -87,7 +88,7 @@ export class DefinitionService {
   async replaceCustom(account: string, id: number, body: unknown, sourceHash: string): Promise<StoredAutomation> {
     const stored = await this.own(account, "custom", id);
     if (!isObject(body)) throw invalid([{ path: "", message: "a definition is a JSON object" }]);
-    const sealed = sealDefinition(body, stored.body, this.key);
+    const sealed = sealDefinition(body, openSecrets(stored.body, this.key), this.key);
     const automation = this.validate(sealed);
     const slug = await this.freeSlug(account, automation.slug, true, id);
     await this.store.update(id, { slug, body: sealSecrets({ ...sealed, slug }, this.key), sourceHash });

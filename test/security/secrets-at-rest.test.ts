@@ -203,6 +203,30 @@ describe("connection secrets encrypted at rest", () => {
       expect(got.text).not.toContain("hdr-Secret-55123");
       expect(got.text).not.toContain("url-Secret-31337");
       expect(got.text).toContain("feeds.example.com");
+      // The listing's connection sent back as it is keeps the real credentials.
+      const listed = (got.body.automations as Array<Record<string, unknown>>).find((a) => a.id === String(created.body.id));
+      const patched = await t.request("PATCH", `/v3/automations/custom/${String(created.body.id)}`, { connection: (listed?.config as { connection: unknown }).connection });
+      expect(patched.status, patched.text).toBe(200);
+      const opened = t.daemon.definitions.effective(await t.daemon.definitions.own("demo", "custom", Number(created.body.id))).raw.connection;
+      expect(opened).toMatchObject({ address: body.connection.address, headers: body.connection.headers });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("installed automations", () => {
+  it("the installer's value of a parameter that feeds the published password is sealed, and the run connects with it", async () => {
+    const shared = { ...sftpDefinition("Shared sftp", "<<sftp password>>", [{ name: "sftp password", value: null, encrypted: false, required: true }]), shared_id: 9101 };
+    const t = await startTestDaemon({ env: ENV, published: { "shared.json": shared } });
+    try {
+      const res = await t.request("POST", "/v3/automations/installed", { shared_id: 9101, active: false, parameters: [{ name: "sftp password", value: PASSWORD, encrypted: false }] });
+      expect(res.status, res.text).toBe(200);
+      expect(dbBytes(path.join(t.settings.dataDir, "state.db")).includes(PASSWORD)).toBe(false);
+      const shown = await t.request("GET", "/v3/automations/installed");
+      expect(shown.text).not.toContain(PASSWORD);
+      const run = await t.request("GET", `/v3/automations/installed/${String(res.body.id)}/run?debug=1&wait=60`);
+      expect(run.body.result, run.text).toBe("success");
     } finally {
       await t.close();
     }
