@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
 import { PgSchemas } from "../helpers/postgres.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
+import { metadataStore } from "../../src/pipeline/metadata.js";
+import { SqliteStore } from "../../src/state/sqlite.js";
 
 /**
  * Secrets at rest (issue #24): the data folder is the daemon user's alone, and
@@ -211,6 +213,28 @@ describe("connection secrets encrypted at rest", () => {
       expect(opened).toMatchObject({ address: body.connection.address, headers: body.connection.headers });
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe("automation metadata", () => {
+  it("an OAuth access token is stored sealed, read back in clear, and an old clear one is sealed at the next read", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "conveyor-atrest-meta-"));
+    const file = path.join(dir, "state.db");
+    const key = Buffer.alloc(32, 7);
+    const store = new SqliteStore(file);
+    try {
+      const meta = await metadataStore(store, "a1", key);
+      await meta.set("oauth", { client_id: "shop", access_token: "oauth-Access-60606", expires_at: null });
+      expect(dbBytes(file).includes("oauth-Access-60606")).toBe(false);
+      expect((await metadataStore(store, "a1", key)).get("oauth")).toMatchObject({ access_token: "oauth-Access-60606" });
+      // What an older build wrote: the token in clear.
+      await store.setMetadata("a2", { oauth: { client_id: "shop", access_token: "oauth-Old-70707" } });
+      expect((await metadataStore(store, "a2", key)).get("oauth")).toMatchObject({ access_token: "oauth-Old-70707" });
+      expect(JSON.stringify(await store.getMetadata("a2"))).toMatch(/"access_token":"enc:v1:/);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
