@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { isMainThread } from "node:worker_threads";
+import { ConveyorError } from "../errors.js";
 
 /**
  * The data folder holds the state database, the key files, run work folders,
@@ -28,10 +29,14 @@ function narrow(file: string, mode: number): void {
     if (stat.isSymbolicLink()) return;
     // A sticky folder (/tmp) is shared by design; it is never ours to narrow.
     if ((stat.mode & 0o1000) !== 0) return;
-    if ((stat.mode & 0o777 & ~mode) !== 0) chmodSync(file, stat.mode & mode);
+    if ((stat.mode & 0o777 & ~mode) !== 0) chmodSync(file, stat.mode & 0o777 & mode);
   } catch (err) {
     // Gone between the listing and the check (a run folder removed by retention): nothing to narrow.
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw new ConveyorError("state", `cannot make ${file} private to this user (mode ${mode.toString(8)}): ${(err as Error).message}`, {
+      cause: err,
+      hint: `run Conveyor as the user that owns the data folder, or give it that mode yourself (chmod ${mode.toString(8)})`,
+    });
   }
 }
 
