@@ -64,8 +64,9 @@ export class SqliteStore implements StateStore {
     privateSqlite(file);
     this.db.pragma("journal_mode = WAL");
     privateSqlite(file);
-    // A row that held a secret in clear (an old definition, since sealed) is zeroed on disk, not only unlinked.
-    this.db.pragma("secure_delete = ON");
+    // Deleted cells are zeroed where that costs no extra write; FAST, not ON: runs, logs and snapshots churn
+    // here, and ON would also write every freed page. The definitions' connection (daemon-db-sqlite.ts) uses ON.
+    this.db.pragma("secure_delete = FAST");
     this.db.pragma(SQLITE_CACHE_PRAGMA);
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
