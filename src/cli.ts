@@ -5,8 +5,11 @@ import { commands } from "./commands/index.js";
 import { endQuietlyWhenStdoutCloses } from "./commands/stdout.js";
 import { strictRunFlagArgs } from "./commands/run-flags.js";
 import { tuneHeap } from "./memory.js";
+import { privateUmask } from "./state/private-files.js";
 
 tuneHeap();
+// Before any command writes: the data folder, its databases and run files are the daemon user's alone.
+privateUmask();
 endQuietlyWhenStdoutCloses();
 
 const program = new Command("conveyor")

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { destination } from "pino";
-import { startDaemon } from "../daemon/daemon.js";
+import { startDaemon, type Daemon } from "../daemon/daemon.js";
 import { installSignalHandlers } from "../daemon/lifecycle.js";
 import { claimPidFile } from "../daemon/pid-file.js";
 import { checkListenAddresses, listenFailure } from "../listen-check.js";
@@ -10,17 +10,34 @@ import { EXIT, runCommand, settingsFrom } from "./context.js";
 /** How long a first SIGTERM lets running runs finish before they are canceled. */
 const DEFAULT_GRACE_MS = 30_000;
 
+/**
+ * The banner's token line. A token the daemon generated is printed on the
+ * start that generated it and then only on demand (--show-token): standard
+ * error is often kept by a service manager's journal, and a token printed at
+ * every start would sit in every copy of it. One from the settings is never
+ * printed: whoever set it has it.
+ */
+export function tokenLines(account: NonNullable<Daemon["defaultAccount"]>, fromSettings: boolean, showToken: boolean): string[] {
+  if (fromSettings) return ["API token: (the one in CONVEYOR_API_TOKEN)"];
+  const kept = account.generatedToken;
+  if (!kept) return ["API token: (the one the settings gave)"];
+  if (kept.isNew) return [`API token: ${account.apiToken}`, `(printed on this first start only: it is kept in ${kept.file}, and \`conveyor daemon --show-token\` prints it again)`];
+  if (showToken) return [`API token: ${account.apiToken}`];
+  return [`API token: kept in ${kept.file} (printed on the first start only; \`conveyor daemon --show-token\` prints it)`];
+}
+
 export function register(program: Command): void {
   program
     .command("daemon")
     .description("serve the automations API, schedule and run the automations (the embedded service and the samples by default)")
     .option("--grace <seconds>", "on SIGTERM, how long running runs may finish before they are canceled", String(DEFAULT_GRACE_MS / 1000))
+    .option("--show-token", "print the generated API token in the start banner (it is printed unasked only on the first start)")
     .addHelpText(
       "after",
       "\nA first SIGTERM or SIGINT stops scheduling and lets running runs finish for --grace seconds; a second one cancels them at once.\n" +
         "SIGHUP (`conveyor reload`, which signals the pid in <data folder>/daemon.pid) reads the published catalogue (<CONVEYOR_AUTOMATIONS>/published/*.json) again without a restart.",
     )
-    .action(async (flags: { grace: string }, command: Command) => {
+    .action(async (flags: { grace: string; showToken?: boolean }, command: Command) => {
       await runCommand(false, async () => {
         const settings = settingsFrom(command);
         const graceMs = Math.max(0, Number(flags.grace) || 0) * 1000;
@@ -38,9 +55,7 @@ export function register(program: Command): void {
         });
         const lines = [`Conveyor daemon listening on ${daemon.url}`];
         if (daemon.defaultAccount) {
-          // A token the daemon made is shown to the person who started it; one from the settings they have, and stderr may be kept in a log store.
-          const token = settings.apiToken === undefined ? daemon.defaultAccount.apiToken : "(the one in CONVEYOR_API_TOKEN)";
-          lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, `API token: ${token}`);
+          lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, ...tokenLines(daemon.defaultAccount, settings.apiToken !== undefined, Boolean(flags.showToken)));
           lines.push(`Try: curl -H "X-Auth-User: ${daemon.defaultAccount.apiUser}" -H "X-Auth-Token: <token>" ${daemon.url}/v3/automations/custom`);
         }
         if (daemon.embedded) lines.push(`Embedded service on ${daemon.embedded.url}`);

@@ -54,7 +54,7 @@ export function register(program: Command): void {
           const connector = createConnector(automation.connection, {
             settings,
             logger,
-            metadata: await metadataStore(store, target.key),
+            metadata: await metadataStore(store, target.key, loadSecretKey(settings)),
             apiUser: target.stored?.account ?? settings.apiUser ?? DEFAULT_API_USER,
             verbose: Boolean(flags.verbose),
           });

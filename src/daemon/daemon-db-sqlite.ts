@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
+import { makePrivateDir, privateSqlite } from "../state/private-files.js";
 import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db.js";
 import { QUEUE_SCHEMA, SqliteQueueJournal } from "./daemon-db-queue.js";
 import { SqliteDefinitionStore } from "./definitions-store.js";
@@ -65,10 +65,14 @@ export class SqliteDaemonDb implements DaemonDb {
   }
 
   static open(file: string): SqliteDaemonDb {
-    mkdirSync(path.dirname(file), { recursive: true });
+    makePrivateDir(path.dirname(file));
     try {
       const db = new Database(file);
+      privateSqlite(file);
       db.pragma("journal_mode = WAL");
+      privateSqlite(file);
+      // Definitions rewritten with their secrets sealed must not leave the clear text in freed space.
+      db.pragma("secure_delete = ON");
       db.pragma("busy_timeout = 5000");
       db.exec(SCHEMA + QUEUE_SCHEMA);
       return new SqliteDaemonDb(db, file);

@@ -9,6 +9,7 @@ import { ConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { openLimiter } from "../service/limiter-for.js";
 import { openStore, PostgresStore, type RunRecord, type StateStore } from "../state/index.js";
+import { privateStorage, privateUmask } from "../state/private-files.js";
 import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
 import type { RateLimits } from "../embedded/throttle.js";
@@ -23,6 +24,7 @@ import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
 import { RunQueue, type DrainResult } from "./queue.js";
 import { Scheduler } from "./scheduler.js";
+import { sealStoredDefinitions } from "./seal-migration.js";
 import { startRetention } from "./retention.js";
 import { openSchedulerState } from "./scheduler-state.js";
 import { attachRunLog, automationName, SampleSetup, silenceCandidates } from "./wiring.js";
@@ -41,7 +43,7 @@ export interface DaemonOptions {
 export interface Daemon {
   url: string;
   /** The account the embedded service registered (or the settings' API user), with its token. */
-  defaultAccount: { apiUser: string; apiToken: string } | null;
+  defaultAccount: { apiUser: string; apiToken: string; generatedToken?: { file: string; isNew: boolean } } | null;
   embedded: EmbeddedService | undefined;
   store: StateStore;
   queue: RunQueue;
@@ -66,8 +68,11 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
   const { logger } = options;
   const native = nativeWarning();
   if (native) logger.warn({ event: "native_addon_missing" }, native);
+  // Also here, not only in the CLI: a daemon started in-process (tests, embedding) writes the same files.
+  privateUmask();
   const secretKey = loadSecretKey(settings);
   const store = await openStore(settings);
+  privateStorage(settings.storage);
   const db: DaemonDb = openDaemonDb(settings, store);
   const accounts = new AccountStore(db.accounts, secretKey);
   let embedded: EmbeddedService | undefined;
@@ -84,7 +89,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     } else if (settings.apiUser && settings.apiToken) {
       await accounts.ensure(settings.apiUser, settings.apiToken, "settings");
     }
-    const defaultAccount = embedded ? { apiUser: embedded.apiUser, apiToken: embedded.apiToken } : settings.apiUser && settings.apiToken ? { apiUser: settings.apiUser, apiToken: settings.apiToken } : null;
+    const defaultAccount = embedded ? { apiUser: embedded.apiUser, apiToken: embedded.apiToken, ...(embedded.generatedToken ? { generatedToken: embedded.generatedToken } : {}) } : settings.apiUser && settings.apiToken ? { apiUser: settings.apiUser, apiToken: settings.apiToken } : null;
     const baseUrl = embedded?.url ?? settings.serviceUrl;
     if (!baseUrl) throw new ConveyorError("settings_invalid", "no service: set CONVEYOR_SERVICE_URL, or leave it unset for the embedded service");
 
@@ -93,7 +98,10 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
     };
     const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
-    const definitions = new DefinitionService(db.definitions, await Catalogue.load(catalogueFolder, logger), secretKey, resync);
+    const catalogue = await Catalogue.load(catalogueFolder, logger);
+    // Before anything reads a definition: an older database's clear connection secrets are sealed once, here.
+    await sealStoredDefinitions(db.definitions, catalogue, secretKey, logger);
+    const definitions = new DefinitionService(db.definitions, catalogue, secretKey, resync);
     if (settings.automations && defaultAccount) await setup.loadAutomations(definitions, defaultAccount.apiUser);
 
     const limits = await openLimiter(settings, logger);

@@ -1,5 +1,5 @@
 import { encryptValue, isEncrypted, type Problem } from "../definition/index.js";
-import { MASK } from "../secrets.js";
+import { MASK, maskSecrets } from "../secrets.js";
 
 /**
  * What the daemon does to a definition's raw JSON before it is stored: a
@@ -59,6 +59,8 @@ export function sealParameters(parameters: unknown, previous: unknown, key: Buff
  */
 function keepMasked(value: unknown, previous: unknown): unknown {
   if (value === MASK) return typeof previous === "string" ? previous : value;
+  // A URL shown with its credential masked (`?apikey=********`) and sent back unchanged keeps the credential.
+  if (typeof value === "string" && value.includes(MASK) && typeof previous === "string" && maskSecrets(previous) === value) return previous;
   if (Array.isArray(value)) return value.map((v, i) => keepMasked(v, Array.isArray(previous) ? previous[i] : undefined));
   if (!isObject(value)) return value;
   const before = isObject(previous) ? previous : {};

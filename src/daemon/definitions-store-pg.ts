@@ -72,4 +72,13 @@ export class PgDefinitionStore implements DefinitionStore {
     if (!Number.isInteger(id) || id < 1 || id > 2_147_483_647) return false;
     return ((await this.pool.query("DELETE FROM daemon_automations WHERE id = $1", [id])).rowCount ?? 0) > 0;
   }
+
+  async reseal(id: number, body: Record<string, unknown>, lastModified: string): Promise<boolean> {
+    const result = await this.pool.query("UPDATE daemon_automations SET body = $2 WHERE id = $1 AND last_modified = $3", [id, JSON.stringify(body), lastModified]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async flush(): Promise<void> {
+    // PostgreSQL's own write-ahead log and dead tuples are the server's to recycle (VACUUM); nothing here reaches them.
+  }
 }

@@ -71,6 +71,14 @@ export interface DefinitionStore {
   list(account: string, kind: AutomationKind): Promise<StoredAutomation[]>;
   all(): Promise<StoredAutomation[]>;
   delete(id: number): Promise<boolean>;
+  /**
+   * The body rewritten in place with its secrets sealed (the migration of
+   * older databases): `last_modified` stays, and a row changed since it was
+   * read (same id, other `last_modified`) is left for the next start.
+   */
+  reseal(id: number, body: Record<string, unknown>, lastModified: string): Promise<boolean>;
+  /** After a reseal: no clear copy of the old rows may stay in a write-ahead log. */
+  flush(): Promise<void>;
 }
 
 export class SqliteDefinitionStore implements DefinitionStore {
@@ -123,5 +131,14 @@ export class SqliteDefinitionStore implements DefinitionStore {
 
   async delete(id: number): Promise<boolean> {
     return this.db.prepare("DELETE FROM daemon_automations WHERE id = ?").run(id).changes > 0;
+  }
+
+  async reseal(id: number, body: Record<string, unknown>, lastModified: string): Promise<boolean> {
+    return this.db.prepare("UPDATE daemon_automations SET body = ? WHERE id = ? AND last_modified = ?").run(JSON.stringify(body), id, lastModified).changes > 0;
+  }
+
+  async flush(): Promise<void> {
+    // TRUNCATE copies the log into the database file (whose freed cells secure_delete zeroed) and empties the -wal file.
+    this.db.pragma("wal_checkpoint(TRUNCATE)");
   }
 }

@@ -4,6 +4,7 @@ import { describeProblem } from "../definition/index.js";
 import type { Catalogue, PublishedAutomation } from "./catalogue.js";
 import { flagProblems, installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";
 import type { AutomationKind, DefinitionStore, StoredAutomation } from "./definitions-store.js";
+import { feedingParameters, openSecrets, sealSecrets } from "./secret-fields.js";
 import { definitionVersion, toSchedulable, type SchedulableAutomation } from "./types.js";
 
 type Json = Record<string, unknown>;
@@ -65,7 +66,7 @@ export class DefinitionService {
     const sealed = sealDefinition(body, null, this.key);
     const automation = this.validate(sealed);
     const slug = await this.freeSlug(account, automation.slug, typeof body.slug === "string" && body.slug !== "", null);
-    const created = await this.store.insert({ account, kind: "custom", slug, body: { ...sealed, slug }, source: source?.file ?? null, sourceHash: source?.hash ?? null });
+    const created = await this.store.insert({ account, kind: "custom", slug, body: sealSecrets({ ...sealed, slug }, this.key), source: source?.file ?? null, sourceHash: source?.hash ?? null });
     this.onChange();
     return created;
   }
@@ -73,11 +74,12 @@ export class DefinitionService {
   async patchCustom(account: string, id: number, patch: unknown): Promise<StoredAutomation> {
     const stored = await this.own(account, "custom", id);
     if (!isObject(patch)) throw invalid([{ path: "", message: "the body must be a JSON object with the fields to change" }]);
-    const merged = sealDefinition(mergePatch(stored.body, patch), stored.body, this.key);
+    // Against the opened body: a value the listing showed partly masked is recognised by its clear form.
+    const merged = sealDefinition(mergePatch(stored.body, patch), openSecrets(stored.body, this.key), this.key);
     const automation = this.validate(merged);
     const explicit = typeof patch.slug === "string" && patch.slug !== "";
     const slug = explicit || automation.slug !== stored.slug ? await this.freeSlug(account, explicit ? automation.slug : stored.slug, explicit, id) : stored.slug;
-    await this.store.update(id, { slug, body: { ...merged, slug } });
+    await this.store.update(id, { slug, body: sealSecrets({ ...merged, slug }, this.key) });
     this.onChange();
     return this.own(account, "custom", id);
   }
@@ -86,10 +88,10 @@ export class DefinitionService {
   async replaceCustom(account: string, id: number, body: unknown, sourceHash: string): Promise<StoredAutomation> {
     const stored = await this.own(account, "custom", id);
     if (!isObject(body)) throw invalid([{ path: "", message: "a definition is a JSON object" }]);
-    const sealed = sealDefinition(body, stored.body, this.key);
+    const sealed = sealDefinition(body, openSecrets(stored.body, this.key), this.key);
     const automation = this.validate(sealed);
     const slug = await this.freeSlug(account, automation.slug, true, id);
-    await this.store.update(id, { slug, body: { ...sealed, slug }, sourceHash });
+    await this.store.update(id, { slug, body: sealSecrets({ ...sealed, slug }, this.key), sourceHash });
     this.onChange();
     return this.own(account, "custom", id);
   }
@@ -118,7 +120,7 @@ export class DefinitionService {
     const parameters = sealParameters(withParameter(stored.body.parameters, name, { value: body.value, encrypted: body.encrypted }), stored.body.parameters, this.key);
     const next = { ...stored.body, parameters };
     this.validate(kind === "installed" ? installedDefinition(this.publishedOf(stored).raw, next) : next);
-    await this.store.update(id, { slug: stored.slug, body: next });
+    await this.store.update(id, { slug: stored.slug, body: sealSecrets(next, this.key, kind === "installed" ? feedingParameters(this.publishedOf(stored).raw) : undefined) });
     this.onChange();
     return this.own(account, kind, id);
   }
@@ -139,7 +141,7 @@ export class DefinitionService {
     install.parameters = sealParameters(body.parameters, null, this.key);
     const automation = this.validate(installedDefinition(published.raw, install));
     const slug = await this.freeSlug(account, automation.slug, false, null);
-    const created = await this.store.insert({ account, kind: "installed", slug, sharedId: String(published.sharedId), body: install });
+    const created = await this.store.insert({ account, kind: "installed", slug, sharedId: String(published.sharedId), body: sealSecrets(install, this.key, feedingParameters(published.raw)) });
     this.onChange();
     return created;
   }
@@ -163,16 +165,18 @@ export class DefinitionService {
       next.parameters = sealParameters(parameters, stored.body.parameters, this.key);
     }
     this.validate(installedDefinition(published.raw, next));
-    await this.store.update(id, { slug: stored.slug, body: next });
+    await this.store.update(id, { slug: stored.slug, body: sealSecrets(next, this.key, feedingParameters(published.raw)) });
     this.onChange();
     return this.own(account, "installed", id);
   }
 
   /** The definition a run of this automation uses; throws with every problem when it no longer validates. */
   effective(stored: StoredAutomation): Effective {
-    if (stored.kind === "custom") return { stored, raw: stored.body, automation: this.validate(stored.body) };
+    // Opened here, once: the API masks the opened form as it always did, and a run connects with it.
+    const body = openSecrets(stored.body, this.key);
+    if (stored.kind === "custom") return { stored, raw: body, automation: this.validate(body) };
     const published = this.publishedOf(stored);
-    const raw = installedDefinition(published.raw, stored.body);
+    const raw = installedDefinition(published.raw, body);
     return { stored, raw, automation: this.validate(raw), published };
   }
 
@@ -187,7 +191,9 @@ export class DefinitionService {
     for (const stored of await this.store.all()) {
       try {
         const e = this.effective(stored);
-        out.push(toSchedulable(String(stored.id), stored.account, e.automation, definitionVersion(e.raw)));
+        // Hashed as stored, sealed: a hash of the opened form would be one of the clear secrets too.
+        const sealed = e.published ? installedDefinition(e.published.raw, stored.body) : stored.body;
+        out.push(toSchedulable(String(stored.id), stored.account, e.automation, definitionVersion(sealed)));
       } catch {
         // Reported when someone runs or fetches it; a broken one must not stop the others being scheduled.
       }
@@ -228,8 +234,9 @@ export class DefinitionService {
     return problems;
   }
 
+  /** Validated in clear: a sealed address or header must be checked for what it says, not for its ciphertext. */
   private validate(raw: Json): Automation {
-    const parsed = parseAutomation(raw);
+    const parsed = parseAutomation(openSecrets(raw, this.key));
     if (!parsed.ok) throw invalid(parsed.problems);
     return parsed.automation;
   }

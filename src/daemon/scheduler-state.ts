@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
+import { makePrivateDir, privateSqlite } from "../state/private-files.js";
 import { PostgresStore, type StateStore } from "../state/index.js";
 import { PgSchedulerState } from "./scheduler-state-pg.js";
 import type { SchedulerState } from "./types.js";
@@ -31,10 +31,12 @@ export class SqliteSchedulerState implements SchedulerState {
     file: string,
     private readonly now: () => number = Date.now,
   ) {
-    mkdirSync(path.dirname(file), { recursive: true });
+    makePrivateDir(path.dirname(file));
     try {
       this.db = new Database(file);
+      privateSqlite(file);
       this.db.pragma("journal_mode = WAL");
+      privateSqlite(file);
       this.db.pragma("busy_timeout = 5000");
       this.db.exec(SCHEMA);
     } catch (err) {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describeProblem, parseAutomation } from "../definition/index.js";
 import { HttpError } from "../embedded/envelopes.js";
@@ -89,6 +89,8 @@ export async function copySampleStorage(samplesStorage: string, storage: string,
     const source = path.join(samplesStorage, ...rel.split("/"));
     if (!existsSync(target)) {
       await copyFile(source, target);
+      // A copy keeps the source's mode (a checkout's 0644); the account's storage is the daemon's alone.
+      await chmod(target, 0o600);
       // The source's time, not now: a fresh copy would look like a file still uploading (min_age) to the first run.
       const { atime, mtime } = await stat(source);
       await utimes(target, atime, mtime);

@@ -1,9 +1,10 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
 import { registerSecret } from "../secrets.js";
+import { makePrivateDir } from "../state/private-files.js";
 
 /**
  * Encryption at rest of encrypted parameter values (automations.md): AES-256-GCM
@@ -40,7 +41,7 @@ export function loadSecretKey(settings: Pick<Settings, "secretKey" | "dataDir">)
     return key;
   }
   const file = path.join(settings.dataDir, KEY_FILE);
-  mkdirSync(settings.dataDir, { recursive: true });
+  makePrivateDir(settings.dataDir);
   try {
     // `wx`: two processes starting at once must not each write a different key.
     writeFileSync(file, `${randomBytes(32).toString("hex")}\n`, { flag: "wx", mode: 0o600 });

@@ -1,8 +1,8 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
+import { privateDir, privateSqlite } from "../state/private-files.js";
 import { WEBHOOK_SCHEMA } from "./webhook-store.js";
 
 export type Db = Database.Database;
@@ -68,9 +68,12 @@ export function servicePaths(dataDir: string): ServicePaths {
 }
 
 export function openDb(paths: ServicePaths): Db {
-  mkdirSync(paths.files, { recursive: true });
+  privateDir(paths.root);
+  privateDir(paths.files);
   const db = new Database(paths.db);
+  privateSqlite(paths.db);
   db.pragma("journal_mode = WAL");
+  privateSqlite(paths.db);
   db.pragma(SQLITE_CACHE_PRAGMA);
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 5000");

@@ -50,6 +50,8 @@ export interface EmbeddedService {
   url: string;
   apiUser: string;
   apiToken: string;
+  /** Where a generated token is kept, and whether this start generated it (absent: the options gave the token). */
+  generatedToken?: { file: string; isNew: boolean };
   /** Direct store access for tests, the loader and the pipeline's own checks. */
   context: ServiceContext;
   close(): Promise<void>;
@@ -57,23 +59,30 @@ export interface EmbeddedService {
 
 export const DEFAULT_API_USER = "demo";
 
+export function embeddedTokenFile(dataDir: string): string {
+  return path.join(servicePaths(dataDir).root, "api-token");
+}
+
 /** The generated token of the embedded account, kept with mode 0600 so a restart keeps the same credentials. */
-export function embeddedToken(dataDir: string): string {
-  const file = path.join(servicePaths(dataDir).root, "api-token");
+export function embeddedToken(dataDir: string): { token: string; isNew: boolean } {
+  const file = embeddedTokenFile(dataDir);
   if (existsSync(file)) {
     const token = readFileSync(file, "utf8").trim();
-    if (token) return token;
+    // Narrowed at every start, not only at creation: a copy or a restore may have widened it.
+    chmodSync(file, 0o600);
+    if (token) return { token, isNew: false };
   }
-  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const token = randomBytes(24).toString("hex");
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
-  return token;
+  return { token, isNew: true };
 }
 
 export async function startEmbeddedService(options: EmbeddedServiceOptions): Promise<EmbeddedService> {
   const apiUser = options.apiUser ?? DEFAULT_API_USER;
-  const apiToken = options.apiToken ?? embeddedToken(options.dataDir);
+  const generated = options.apiToken === undefined ? embeddedToken(options.dataDir) : undefined;
+  const apiToken = options.apiToken ?? generated?.token ?? "";
   registerSecret(apiToken);
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
@@ -115,6 +124,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     url: baseUrl,
     apiUser,
     apiToken,
+    ...(generated ? { generatedToken: { file: embeddedTokenFile(options.dataDir), isNew: generated.isNew } } : {}),
     context,
     async close() {
       await context.bulk.stop();

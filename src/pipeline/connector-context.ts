@@ -7,7 +7,7 @@ export async function connectorContext(env: RunEnvironment, options: RunOptions,
   return {
     settings: env.settings,
     logger: env.logger,
-    metadata: await metadataStore(env.store, options.key),
+    metadata: await metadataStore(env.store, options.key, env.secretKey),
     apiUser: env.account,
     ...(options.signal ? { signal: options.signal } : {}),
     verbose: options.verbose ?? false,

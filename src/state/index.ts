@@ -3,6 +3,7 @@ import type { Settings } from "../config.js";
 import { ConveyorError } from "../errors.js";
 import { isPostgresUrl } from "./pg-connect.js";
 import { PostgresStore } from "./postgres.js";
+import { tightenDataDir } from "./private-files.js";
 import { SqliteStore } from "./sqlite.js";
 import type { StateStore } from "./types.js";
 
@@ -21,6 +22,8 @@ export { PostgresStore } from "./postgres.js";
  */
 export async function openStore(settings: Pick<Settings, "dataDir" | "databaseUrl"> & Partial<Pick<Settings, "debugFileLimitMb">>): Promise<StateStore> {
   const url = settings.databaseUrl;
+  // Whatever the database, the data folder keeps the key, the run folders and the debug files.
+  tightenDataDir(settings.dataDir);
   if (!url) return new SqliteStore(path.join(settings.dataDir, "state.db"), { dataDir: settings.dataDir });
   if (url.startsWith("sqlite:")) return new SqliteStore(path.resolve(url.slice("sqlite:".length)), { dataDir: settings.dataDir });
   if (isPostgresUrl(url)) return PostgresStore.open(url, { dataDir: settings.dataDir, ...(settings.debugFileLimitMb ? { debugFileLimitBytes: settings.debugFileLimitMb * 2 ** 20 } : {}) });

@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
@@ -8,6 +7,7 @@ import { SqliteLocks } from "./sqlite-locks.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
+import { makePrivateDir, privateSqlite } from "./private-files.js";
 import type {
   AutomationLock,
   AutomationStatus,
@@ -54,13 +54,19 @@ export class SqliteStore implements StateStore {
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
   constructor(file: string, options: { dataDir?: string } = {}) {
     this.debugFiles = new FolderDebugFiles(options.dataDir ?? path.dirname(file));
-    mkdirSync(path.dirname(file), { recursive: true });
+    makePrivateDir(path.dirname(file));
     try {
       this.db = new Database(file);
     } catch (err) {
       throw new ConveyorError("state", `cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
+    // Before the log exists: SQLite gives the -wal file the database's mode. An old 0644 file is narrowed here too.
+    privateSqlite(file);
     this.db.pragma("journal_mode = WAL");
+    privateSqlite(file);
+    // Deleted cells are zeroed where that costs no extra write; FAST, not ON: runs, logs and snapshots churn
+    // here, and ON would also write every freed page. The definitions' connection (daemon-db-sqlite.ts) uses ON.
+    this.db.pragma("secure_delete = FAST");
     this.db.pragma(SQLITE_CACHE_PRAGMA);
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");

@@ -138,7 +138,8 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       const res = await t.request("PATCH", `/v3/automations/custom/${id}`, { vendor: "Partner Ltd", connection: { ...connection, path: "/out2" } });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ id: String(id), results: { successful: [{ code: 2, message: expect.any(String) }] } });
-      const stored = (await t.daemon.definitions.own("demo", "custom", id)).body as { connection: Record<string, unknown>; vendor: string; name: string };
+      // Secrets are sealed at rest: the definition a run gets (opened) is the one to compare.
+      const stored = t.daemon.definitions.effective(await t.daemon.definitions.own("demo", "custom", id)).raw as { connection: Record<string, unknown>; vendor: string; name: string };
       expect(stored.connection.password).toBe(PASSWORD);
       expect(stored.connection.path).toBe("/out2");
       expect(stored.vendor).toBe("Partner Ltd");
@@ -163,7 +164,7 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       expect(connection.headers).toMatchObject({ Accept: "text/csv" });
       const patched = await t.request("PATCH", `/v3/automations/custom/${httpId}`, { connection: { ...connection, address: "https://feeds.example/stock2.csv" } });
       expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-      const stored = (await t.daemon.definitions.own("demo", "custom", httpId)).body as { connection: { headers: Record<string, string>; payload: Record<string, string>; address: string } };
+      const stored = t.daemon.definitions.effective(await t.daemon.definitions.own("demo", "custom", httpId)).raw as { connection: { headers: Record<string, string>; payload: Record<string, string>; address: string } };
       expect(stored.connection.headers).toEqual(headers);
       expect(stored.connection.payload).toEqual({ token: "pl-token-1618", since: "today" });
       expect(stored.connection.address).toBe("https://feeds.example/stock2.csv");
