@@ -1,4 +1,3 @@
-import { isPrototypeKey, PROTOTYPE_KEYS_RULE } from "../json-limits.js";
 import { matchesSearch, parseSearch, shortcutSearch, type SearchNode } from "../search/index.js";
 import { HttpError } from "./envelopes.js";
 
@@ -19,19 +18,7 @@ export function compileQuery(text: string | undefined): Matcher {
   } catch (err) {
     throw new HttpError(400, `invalid search ${JSON.stringify(text)}: ${(err as Error).message}`, [(err as Error).message]);
   }
-  const refused = prototypeField(node);
-  if (refused !== undefined) throw new HttpError(400, `invalid search ${JSON.stringify(text)}: the field ${JSON.stringify(refused)} is refused; ${PROTOTYPE_KEYS_RULE}`, [`the search field ${JSON.stringify(refused)} is refused; ${PROTOTYPE_KEYS_RULE}`]);
   return (record) => matchesSearch(node, record);
-}
-
-/** A field of the search that names a prototype key (`constructor:x`, `billing.__proto__:y`): it would read Object's members, not the record's. */
-function prototypeField(root: SearchNode): string | undefined {
-  const stack: SearchNode[] = [root];
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (node.type === "and" || node.type === "or") stack.push(...node.nodes);
-    else if (node.type === "term" && node.field.split(".").some(isPrototypeKey)) return node.field;
-  }
-  return undefined;
 }
 
 /** The search a path segment of `/v3/orders/<segment>` stands for (search.md "Order retrieval shortcuts"). */

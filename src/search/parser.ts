@@ -1,3 +1,4 @@
+import { isPrototypeKey, PROTOTYPE_KEYS_RULE } from "../json-limits.js";
 import { searchSyntaxError, tokenize, type TermToken } from "./lexer.js";
 import type { SearchNode, SearchOperator } from "./types.js";
 import { buildValue } from "./values.js";
@@ -52,6 +53,10 @@ function termNode(text: string, token: TermToken): SearchNode {
     );
   }
   if (token.field === null) return { type: "keyword", value };
+  // A field named constructor or __proto__ would read Object's members, not the record's: refused wherever a search is written.
+  if (token.field.split(".").some(isPrototypeKey)) {
+    throw searchSyntaxError(text, token.pos, `the field ${JSON.stringify(token.field)} is refused`, PROTOTYPE_KEYS_RULE);
+  }
   return { type: "term", field: token.field, op, value };
 }
 

@@ -39,6 +39,9 @@ const CASES: [string, string, number][] = [
   ['""', "empty keyword", 1],
   ["a ()", "empty parentheses", 3],
   ["(a ( ) b)", "empty parentheses", 4],
+  ["constructor:x", 'the field "constructor" is refused', 1],
+  ["stock:>0 billing.__proto__:=y", 'the field "billing.__proto__" is refused', 10],
+  ["(a prototype.name:Object)", 'the field "prototype.name" is refused', 4],
 ];
 
 describe("parse errors point at the character", () => {
