@@ -19,7 +19,7 @@ import { DefinitionService } from "./definitions.js";
 import { joinCluster } from "./cluster/join.js";
 import { Environments } from "./environments.js";
 import { DaemonExecutor } from "./executor.js";
-import { recoverQueue, startInterruptSweep } from "./lifecycle.js";
+import { recoverQueue, removeWorkFolders, startInterruptSweep } from "./lifecycle.js";
 import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
 import { RunQueue, type DrainResult } from "./queue.js";
@@ -146,10 +146,15 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     }
 
     const staleMs = options.sweepStaleMs ?? 60_000;
+    // A killed run's work folder holds its bulk files with the real values, secrets included: nothing reads it again.
+    const onInterrupted = (runs: RunRecord[]): void => {
+      logger.warn({ event: "runs_interrupted", runs: runs.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)");
+      void removeWorkFolders(settings.dataDir, runs).catch((err: unknown) => logger.error({ err }, "the work folders of interrupted runs could not be removed"));
+    };
     if (journal) {
       // Awaited before the scheduler, the API and /readyz: no run starts, and no client sees the daemon ready, before the old runs are settled.
       const recovered = await recoverQueue(store, journal, new Date(Date.now() - staleMs));
-      if (recovered.interrupted.length > 0) logger.warn({ event: "runs_interrupted", runs: recovered.interrupted.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)");
+      if (recovered.interrupted.length > 0) onInterrupted(recovered.interrupted);
       if (recovered.unreadable.length > 0) logger.error({ event: "runs_unreadable", runs: recovered.unreadable }, "queued runs that could not be read back were dropped");
       if (recovered.requeue.length > 0) logger.info({ event: "runs_requeued", runs: recovered.requeue.map((e) => e.run.id) }, "runs queued before the restart queued again");
       queue.restore(recovered.requeue);
@@ -157,7 +162,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const stopSweep = startInterruptSweep(store, {
       staleMs,
       everyMs: options.sweepEveryMs ?? 60_000,
-      onRecovered: (runs) => logger.warn({ event: "runs_interrupted", runs: runs.map((r) => r.id) }, "runs left open by a stopped daemon marked failed (interrupted)"),
+      onRecovered: onInterrupted,
       onError: (err) => logger.error({ err }, "interrupted-run sweep failed"),
     });
     const stopRetention = startRetention({ store, schedulerState, dataDir: settings.dataDir, retentionMs: settings.runRetentionMs, logger });

@@ -1,3 +1,6 @@
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { runFolder } from "../pipeline/run.js";
 import type { StateStore, RunRecord } from "../state/index.js";
 import type { JournalEntry, QueueJournal } from "./daemon-db-queue.js";
 import { systemClock, type Clock, type TimerHandle } from "./types.js";
@@ -111,4 +114,14 @@ export function startInterruptSweep(store: Pick<StateStore, "markInterrupted">, 
     stopped = true;
     if (timer) clock.clearTimer(timer);
   };
+}
+
+/**
+ * Removes the work folders of runs marked interrupted: a run killed mid-apply
+ * left its downloads and bulk files there, with the values it was sending,
+ * secrets included, and no run reads them again (a re-run plans anew). The
+ * debug files beside them stay. A run of another daemon has no folder here.
+ */
+export async function removeWorkFolders(dataDir: string, runs: readonly RunRecord[]): Promise<void> {
+  for (const run of runs) await rm(path.join(runFolder(dataDir, run.id), "work"), { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -80,8 +80,11 @@ describe("a SQLite daemon's queue across restarts", () => {
     // A CLI run on the same state file, alive (fresh heartbeat) while the daemon restarts: not the daemon's to mark.
     const store = new SqliteStore(path.join(dir, "data", "state.db"));
     const cli = await RunRecorder.start(store, { id: "r-cli-alive", automation: key, account: "cli", mode: "prod", trigger: "manual", diff: true, force: false, notify: false, email: null });
+    const work = path.join(dir, "data", "runs", inflight, "work");
     try {
       expect((await store.getRun(inflight))?.outcome).toBeNull();
+      // The killed run left its bulk files, the values it was sending, in its work folder.
+      expect(existsSync(work)).toBe(true);
       const port = await freePort();
       const second = spawnDaemon(dir, { DAEMON_LISTEN: `127.0.0.1:${port}`, DAEMON_BULK_DELAY_MS: "0" });
       const readyz = `http://127.0.0.1:${port}/readyz`;
@@ -99,6 +102,7 @@ describe("a SQLite daemon's queue across restarts", () => {
       });
       expect(done).toMatchObject({ id: queued, mode: "debug", state: "finished", outcome: "success" });
       expect(await getJson(`${restarted.url}/v3/automations/runs/${inflight}`, restarted.headers)).toMatchObject({ outcome: "failed", error: { code: "interrupted" } });
+      expect(existsSync(work)).toBe(false);
       expect(await store.getRun("r-cli-alive")).toMatchObject({ outcome: null, finished: null });
       second.proc.kill("SIGKILL");
       await second.exited;
