@@ -6,6 +6,10 @@ import { CONNECTION_TYPES, type Connection, type ConnectionType } from "./types.
 
 const FILE_TYPES: readonly ConnectionType[] = ["ftp", "ftps", "sftp"];
 
+/* A header the connector sends is refused here when HTTP would refuse it on the wire: a line break in it could start a header of the tenant's own. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const headerValue = text.refine((v) => !/[\r\n\0]/.test(v), "a header value holds no line break (CR, LF) or NUL character");
+
 /**
  * Which connection keys each type reads (automations.md, connection table).
  * A key set for a type that ignores it is refused: it is almost always a
@@ -68,7 +72,12 @@ export const connectionSchema = known(
       .transform((m) => m.toUpperCase())
       .pipe(oneOf(HTTP_METHODS))
       .optional(),
-    headers: z.record(z.string(), text).optional(),
+    headers: z
+      .record(z.string(), headerValue)
+      .superRefine((headers, ctx) => {
+        for (const name of Object.keys(headers)) if (!HEADER_NAME.test(name)) ctx.addIssue({ code: "custom", path: [name], message: `${JSON.stringify(name)} is not a header name: letters, digits and !#$%&'*+-.^_\`|~ only (no spaces, colons or line breaks)` });
+      })
+      .optional(),
     payload: z.record(z.string(), z.unknown()).optional(),
     login_address: nonEmpty.optional(),
     oauth: known(
