@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
+import { daemonBanner } from "../helpers/daemon-banner.js";
 import { PgSchemas } from "../helpers/postgres.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
 import { metadataStore } from "../../src/pipeline/metadata.js";
@@ -17,7 +16,6 @@ import { SqliteStore } from "../../src/state/sqlite.js";
  * database and in one an older build wrote, while runs still connect with it.
  */
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 const PASSWORD = "sftp-Clear-Pw-90412";
 const FED = "fed-Param-Pw-77310";
 const TOKEN_HEADER = "Bearer hdr-Secret-55123";
@@ -319,25 +317,8 @@ describe("a database an older build wrote is migrated at start", () => {
   });
 });
 
-/** Starts `conveyor daemon` on `data`, returns its banner, then stops it. */
-async function banner(data: string, args: string[] = []): Promise<string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: data, CONVEYOR_AUTOMATIONS: "", CONVEYOR_LISTEN: "127.0.0.1:0", CONVEYOR_SERVICE_LISTEN: "127.0.0.1:0" };
-  for (const key of ["CONVEYOR_DATABASE_URL", "CONVEYOR_SERVICE_URL", "CONVEYOR_API_USER", "CONVEYOR_API_TOKEN"]) delete env[key];
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "daemon", "--grace", "1", ...args], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
-  const exited = new Promise<void>((resolve) => proc.on("exit", () => resolve()));
-  try {
-    return await new Promise<string>((resolve, reject) => {
-      let err = "";
-      createInterface({ input: proc.stderr }).on("line", (line) => {
-        err += `${line}\n`;
-        if (line.startsWith("Embedded service on")) resolve(err);
-      });
-      void exited.then(() => reject(new Error(`the daemon exited before its banner:\n${err}`)));
-    });
-  } finally {
-    proc.kill("SIGTERM");
-    await exited;
-  }
+function banner(data: string, args: string[] = []): Promise<string> {
+  return daemonBanner(data, {}, args);
 }
 
 describe("the start banner", () => {
