@@ -89,11 +89,14 @@ describe("conveyor run --notify", () => {
     mails.length = 0;
     const result = await conveyor(["run", path.join(dir, "missing.json"), "--notify", "--email", "buyer@shop.test"]);
     expect(result.code, result.stderr).toBe(1);
-    const storage = path.join(dataDir, "storage", "demo");
-    expect(result.stdout).toContain("error (not_found): folder no-such-feeds does not exist in the storage");
-    expect(result.stdout).toContain(`how to fix: check the connection's path and the file name (the account's storage is ${storage}`);
+    // The path is the account's own view of its storage: the server's folder is not the tenant's business.
+    const storage = path.join(dataDir, "storage");
+    expect(result.stdout).toContain("error (not_found): folder /no-such-feeds does not exist in the account's storage");
+    expect(result.stdout).toContain("how to fix: check the connection's path and the file name; both are relative to the account's storage folder");
+    expect(result.stdout).not.toContain(storage);
     expect(mails).toHaveLength(1);
-    expect(mails[0]?.text).toContain(`How to fix: check the connection's path and the file name (the account's storage is ${storage}`);
+    expect(mails[0]?.text).toContain("How to fix: check the connection's path and the file name; both are relative to the account's storage folder");
+    expect(mails[0]?.text).not.toContain(storage);
   });
 
   it("a required parameter without a value is a definition error (exit 2) that --param answers", async () => {
