@@ -70,10 +70,15 @@ export class DovecotServer {
     const login = root ? "dovenull" : me.username;
     // The auth and mail processes run as other users: they must reach into the folder.
     if (root) chmodSync(this.dir, 0o755);
-    for (const sub of ["run", "state", "mail"]) mkdirSync(path.join(this.dir, sub));
+    // Modes set outright: a daemon started earlier in this test process may have left a private umask (077).
+    for (const sub of ["run", "state", "mail"]) {
+      mkdirSync(path.join(this.dir, sub));
+      chmodSync(path.join(this.dir, sub), 0o755);
+    }
     if (root) chownSync(path.join(this.dir, "mail"), mail.uid, mail.gid);
     const passwd = this.users.map((u) => `${u.username}:{PLAIN}${u.password}:${mail.uid}:${mail.gid}::${path.join(this.dir, "mail", u.username)}`).join("\n");
-    writeFileSync(path.join(this.dir, "users"), `${passwd}\n`, { mode: 0o644 });
+    writeFileSync(path.join(this.dir, "users"), `${passwd}\n`);
+    chmodSync(path.join(this.dir, "users"), 0o644);
     const conf = `
 instance_name = conveyor-test-${process.pid}-${this.port}
 base_dir = ${this.dir}/run
@@ -116,6 +121,7 @@ service anvil {
 `;
     const confPath = path.join(this.dir, "dovecot.conf");
     writeFileSync(confPath, conf);
+    chmodSync(confPath, 0o644);
     this.child = spawn(DOVECOT_BIN, ["-F", "-c", confPath], { stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout?.on("data", (d: Buffer) => (this.output += d.toString()));
     this.child.stderr?.on("data", (d: Buffer) => (this.output += d.toString()));
