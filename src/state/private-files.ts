@@ -66,14 +66,21 @@ export function privateSqlite(file: string): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) privateFile(file + suffix);
 }
 
+/** What Conveyor keeps directly in its data folder; anything else there is someone else's. */
+const OWN_ENTRIES = /^(state\.db|scheduler\.db)(-wal|-shm|-journal)?$|^(secret\.key|daemon\.pid|embedded|runs|storage|\.sample-products-loaded)$/;
+
 /**
- * At start: the data folder 0700 and what lies directly in it narrowed (files
- * 0600, folders 0700). Deeper entries need no walk: nobody else can pass a
- * 0700 folder, and a large run history would make every start slow.
+ * At start: the data folder 0700 and Conveyor's own entries in it narrowed
+ * (files 0600, folders 0700). Deeper entries need no walk: nobody else can
+ * pass a 0700 folder, and a large run history would make every start slow.
+ * Other entries keep their modes: a data folder set to a shared parent (a
+ * home folder, a test run's temp root) must not have its neighbours' files
+ * changed.
  */
 export function tightenDataDir(dataDir: string): void {
   privateDir(dataDir);
   for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+    if (!OWN_ENTRIES.test(entry.name)) continue;
     const full = path.join(dataDir, entry.name);
     if (entry.isDirectory()) narrow(full, PRIVATE_DIR);
     else if (entry.isFile()) narrow(full, PRIVATE_FILE);

@@ -126,12 +126,19 @@ describe("file modes of the data folder", () => {
     chmodSync(path.join(data, "state.db"), 0o644);
     writeFileSync(path.join(data, "secret.key"), `${"ab".repeat(32)}\n`, { mode: 0o644 });
     chmodSync(path.join(data, "secret.key"), 0o644);
+    // Not Conveyor's: a data folder set to a shared parent must not change its neighbours' modes.
+    mkdirSync(path.join(data, "someone-elses"));
+    chmodSync(path.join(data, "someone-elses"), 0o755);
+    writeFileSync(path.join(data, "notes.txt"), "mine\n");
+    chmodSync(path.join(data, "notes.txt"), 0o644);
     const t = await startTestDaemon({ dir, env: ENV });
     try {
       expect(mode(data)).toBe(0o700);
       expect(mode(path.join(data, "state.db"))).toBe(0o600);
       expect(mode(path.join(data, "state.db-wal"))).toBe(0o600);
       expect(mode(path.join(data, "secret.key"))).toBe(0o600);
+      expect(mode(path.join(data, "someone-elses"))).toBe(0o755);
+      expect(mode(path.join(data, "notes.txt"))).toBe(0o644);
     } finally {
       await t.close();
       rmSync(dir, { recursive: true, force: true });

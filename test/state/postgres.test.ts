@@ -120,13 +120,15 @@ describe("postgres store: several daemons on one database", () => {
 
   it("openStore takes the schema from the URL and says clearly when the server cannot be reached", async () => {
     const schema = freshSchema();
-    const store = await openStore({ dataDir: tmpdir(), databaseUrl: `${PG_URL}?schema=${schema}` });
+    // A folder of its own: openStore makes its data folder private, and the temp root is shared with every test.
+    const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-pg-open-"));
+    const store = await openStore({ dataDir, databaseUrl: `${PG_URL}?schema=${schema}` });
     expect(store).toBeInstanceOf(PostgresStore);
     expect((store as PostgresStore).schema).toBe(schema);
     await store.close();
-    const bad = openStore({ dataDir: tmpdir(), databaseUrl: "postgres://conveyor:very-secret-pw@127.0.0.1:1/none" });
+    const bad = openStore({ dataDir, databaseUrl: "postgres://conveyor:very-secret-pw@127.0.0.1:1/none" });
     await expect(bad).rejects.toThrow(/cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none/);
     await expect(bad).rejects.not.toThrow(/very-secret-pw/);
-    await expect(openStore({ dataDir: tmpdir(), databaseUrl: `${PG_URL}?schema=Bad-Name` })).rejects.toThrow(/schema "Bad-Name" is not allowed/);
+    await expect(openStore({ dataDir, databaseUrl: `${PG_URL}?schema=Bad-Name` })).rejects.toThrow(/schema "Bad-Name" is not allowed/);
   }, 30_000);
 });
