@@ -1,9 +1,20 @@
+import { writeFile } from "node:fs/promises";
 import ExcelJS from "exceljs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openReader } from "../../src/formats/index.js";
 import { allRows, readRecords, tempDir, type TempDir } from "./helpers.js";
 
 let dir: TempDir;
+
+/**
+ * exceljs's writeFile can resolve before its file stream has flushed the end
+ * of the zip; a reader opening it at once then misses workbook.xml (CI saw
+ * "cannot read properties of undefined (reading 'sheets')"). The buffer is
+ * complete when it resolves.
+ */
+async function writeBook(wb: ExcelJS.Workbook, file: string): Promise<void> {
+  await writeFile(file, Buffer.from(await wb.xlsx.writeBuffer()));
+}
 let book: string;
 
 beforeAll(async () => {
@@ -19,7 +30,7 @@ beforeAll(async () => {
   stock.getCell("D2").numFmt = "yyyy-mm-dd";
   stock.getCell("E2").numFmt = "yyyy-mm-dd hh:mm:ss";
   book = dir.path("book.xlsx");
-  await wb.xlsx.writeFile(book);
+  await writeBook(wb, book);
 });
 afterAll(() => dir.remove());
 
@@ -64,7 +75,7 @@ describe("XLSX reader", () => {
     prices.addRow(["Part No", "Net Price"]);
     prices.addRow(["713752E1", 8.06]);
     const titled = dir.path("titled.xlsx");
-    await wb.xlsx.writeFile(titled);
+    await writeBook(wb, titled);
     const reader = await openReader(titled, { sheet: "Prices", skip_lines: 1 });
     expect(await reader.columns()).toEqual(["Part No", "Net Price"]);
     const get = [reader.accessor("Part No"), reader.accessor("Net Price")];
