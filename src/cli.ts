@@ -1,37 +1,37 @@
 #!/usr/bin/env node
-import { Command } from "commander";
-import { addSettingsFlags, runCommand, usageExit } from "./commands/context.js";
-import { commands } from "./commands/index.js";
-import { endQuietlyWhenStdoutCloses } from "./commands/stdout.js";
-import { strictRunFlagArgs } from "./commands/run-flags.js";
-import { tuneHeap } from "./memory.js";
-import { privateUmask } from "./state/private-files.js";
+/**
+ * The `conveyor` command's entry point: it makes sure a supported Node.js runs
+ * the program before loading it (see runtime.ts), then loads main.ts. Only
+ * Node's built-ins are imported statically here: the program's modules load
+ * native add-ons built for the supported runtime.
+ */
 
-tuneHeap();
-// Before any command writes: the data folder, its databases and run files are the daemon user's alone.
-privateUmask();
-endQuietlyWhenStdoutCloses();
+import { spawn } from "node:child_process";
+import { chooseRuntime, HANDED_OVER_ENV } from "./runtime.js";
 
-const program = new Command("conveyor")
-  .description(
-    "Conveyor: the automation engine worker of the commerce service. It runs import and export automations " +
-      "between an account and ftp, sftp, http, e-mail or the service's storage: as a daemon, for one run now, " +
-      "or as a dry run (--debug).",
-  )
-  .version("0.1.0")
-  .showHelpAfterError("(run with --help for usage)")
-  .configureHelp({ sortOptions: false, showGlobalOptions: true })
-  // Set before the commands are added: each inherits it.
-  .exitOverride(usageExit);
-
-addSettingsFlags(program);
-for (const register of commands) register(program);
-
-// Before commander: a misspelled `--debug=` value must stop here, with its own message, before anything runs.
-let argv: string[] = [];
-try {
-  argv = strictRunFlagArgs(process.argv);
-} catch (err) {
-  await runCommand(process.argv.includes("--json"), () => Promise.reject(err));
+const choice = chooseRuntime();
+if (choice.kind === "run") {
+  await import("./main.js");
+} else if (choice.kind === "refuse") {
+  process.stderr.write(choice.message);
+  process.exitCode = 1;
+} else {
+  const child = spawn(choice.node, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...process.env, [HANDED_OVER_ENV]: "1" },
+  });
+  // The child is the program: signals sent to this process (Ctrl-C, a service manager's SIGTERM, `conveyor reload`'s SIGHUP) go to it.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR2"] as const) {
+    process.on(signal, () => child.kill(signal));
+  }
+  child.on("error", (err) => {
+    process.stderr.write(`Conveyor could not start its runtime ${choice.node}: ${err.message}\n`);
+    process.exit(1);
+  });
+  child.on("exit", (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
+  });
 }
-await program.parseAsync(argv);

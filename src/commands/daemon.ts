@@ -5,6 +5,7 @@ import { installSignalHandlers } from "../daemon/lifecycle.js";
 import { claimPidFile } from "../daemon/pid-file.js";
 import { checkListenAddresses, listenFailure } from "../listen-check.js";
 import { createLogger } from "../log.js";
+import { describeRuntime } from "../runtime.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 
 /** How long a first SIGTERM lets running runs finish before they are canceled. */
@@ -53,7 +54,8 @@ export function register(program: Command): void {
           // The port taken by another process between the check and the API's listen: the same message as the check's.
           throw (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? listenFailure(api, err) : err;
         });
-        const lines = [`Conveyor daemon listening on ${daemon.url}`];
+        const lines = [`Conveyor daemon listening on ${daemon.url}`, `Runtime:   ${describeRuntime()}`];
+        logger.info({ event: "started", url: daemon.url, runtime: process.version, exec_path: process.execPath }, "daemon started");
         if (daemon.defaultAccount) {
           lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, ...tokenLines(daemon.defaultAccount, settings.apiToken !== undefined, Boolean(flags.showToken)));
           lines.push(`Try: curl -H "X-Auth-User: ${daemon.defaultAccount.apiUser}" -H "X-Auth-Token: <token>" ${daemon.url}/v3/automations/custom`);
