@@ -38,11 +38,9 @@ function isUtf8(encoding: string): boolean {
  * Bytes decoded at a time. Each piece becomes one string that the parsed
  * fields are cut from, so it lives as long as any record of it does. A
  * 256 KB piece made a string in V8's large-object space, which is old
- * generation: a million-row debug run did some sixty full collections for
- * it, and a third of its time was garbage collection. 32 KB of bytes decode
- * to at most 64 KB of string, which is born young and dies young (that run:
- * 14 -> 10 s, eight full collections; reading alone is as fast and peaks
- * 35 MB lower).
+ * generation, so a large run spent much of its time in full collections.
+ * 32 KB of bytes decode to at most 64 KB of string, which is born young and
+ * dies young; reading alone is as fast and peaks lower.
  */
 const PIECE = 32 * 1024;
 
