@@ -30,8 +30,8 @@ export class RowBatches {
 
   /**
    * The rows a batch at a time, the buffered ones first: a consumer loops over
-   * a batch's rows without an await per row, which cost a million-row import
-   * 0.3 s of the main thread as a row-by-row async iterator.
+   * a batch's rows without an await per row, which a row-by-row async
+   * iterator would spend on every row of a large import.
    */
   async *batches(signal?: AbortSignal): AsyncGenerator<readonly SourceRow[]> {
     if (this.started) throw new ConveyorError("internal", "The rows of a file can be read only once");
