@@ -1,45 +1,23 @@
+/**
+ * An import run (runs.md): fetch each file config's files, then one pass per
+ * file config. After a live pass applied its files without a fatal error,
+ * they go into the ledger and get `after_import`.
+ *
+ * @module
+ */
+
 import path from "node:path";
-import type { Automation } from "../definition/index.js";
-import { ConveyorError } from "../errors.js";
-import type { ServiceClient } from "../service/index.js";
+import type { ConveyorError } from "../errors.js";
 import type { RunCounts, RunFile } from "../state/index.js";
-import type { DebugFiles } from "./debug-files.js";
-import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { ledgerKey } from "./fetch.js";
-import type { GuardTrip } from "./guards.js";
 import { runBulkFilePass } from "./import-bulk.js";
 import { runOrderPass } from "./import-orders.js";
 import { runProductPass } from "./import-products.js";
 import { openImportSource } from "./import-source.js";
 import { LogWriter } from "./logs.js";
-import type { RunRecorder } from "./recorder.js";
+import type { PassOutcome, RunContext } from "./run-context.js";
 
-/**
- * An import run (runs.md): fetch each file config's files, then one pass per
- * file config. After a live pass applied its files without a fatal error,
- * they go into the ledger and get `after_import`.
- */
-export interface ImportContext {
-  env: RunEnvironment;
-  options: RunOptions;
-  automation: Automation;
-  recorder: RunRecorder;
-  client: ServiceClient;
-  debug: DebugFiles;
-  workDir: string;
-  now: () => Date;
-  stage: (stage: RunStage, rows?: number, files?: { done: number; total: number }) => void;
-}
-
-export interface ImportOutcome {
-  guard: GuardTrip | null;
-  /** True when no config found a file to work on. */
-  nothing: boolean;
-  /** The error that stopped applying, when some records could not be sent at all. */
-  applyError: ConveyorError | null;
-}
-
-export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
+export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   const { automation, recorder, options } = ctx;
   const live = options.mode === "prod";
   const source = await openImportSource(ctx);
