@@ -1,7 +1,7 @@
+import type { Automation, FileConfig } from "../definition/index.js";
 import { eachRow, openReader } from "../formats/index.js";
 import type { FailedRecords } from "./apply-products.js";
 import type { FetchedFile } from "./fetch.js";
-import type { ProductPassInput } from "./import-products.js";
 import { QUIET_DEBUG, readAndMap, readOptions } from "./read.js";
 
 /**
@@ -20,7 +20,13 @@ export interface SourcePlace {
 
 const MAX_LOOKUP = 10_000;
 
-type Input = Pick<ProductPassInput, "automation" | "config" | "now" | "signal">;
+/** What a pass knows of its feed: enough to read it again. */
+interface Input {
+  automation: Automation;
+  config: FileConfig;
+  now: () => Date;
+  signal?: AbortSignal;
+}
 
 function wanted(failed: FailedRecords): Set<string> | null {
   if (failed.size === 0 || failed.size > MAX_LOOKUP) return null;
