@@ -48,9 +48,9 @@ export interface ApplyInput {
 
 /**
  * The identifier of each data row of a bulk file, in order (result rows are
- * matched back by position), read back from the file itself: a million-row
- * run kept about 14 MB of identifiers a million rows in memory from plan to
- * commit, 42 MB at three million. One file at a time, `bulk_rows` at most.
+ * matched back by position), read back from the file itself: keeping them
+ * from plan to commit would hold a big feed's identifiers in memory for the
+ * whole apply. One file at a time, `bulk_rows` at most.
  */
 export async function bulkIdentifiers(file: BulkFile): Promise<string[]> {
   const identifiers: string[] = [];

@@ -54,7 +54,7 @@ function settable(field: string, config: ProductPlanConfig, ignored: ReadonlySet
 
 // Fields are walked with for...in, not Object.keys: a record has no prototype, so both give its own fields in the
 // same order, and inside a for...in V8 reads `values[field]` from the record's layout instead of looking the name
-// up (planning a million creates: 3x faster).
+// up, which makes planning many creates markedly faster.
 export function planProduct(config: ProductPlanConfig, input: ProductPlanInput): PlannedOp {
   const { values, ignored } = input;
   if (input.service) {

@@ -128,8 +128,8 @@ export class WorkDb {
   }
 
   /**
-   * A hundred rows a statement: a million-record scope took 3.3 s one row a
-   * statement, most of it the cost of each call rather than SQLite's work.
+   * A hundred rows a statement: one row a statement spends most of a big
+   * scope's time on the cost of each call rather than on SQLite's work.
    */
   addScope(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): number {
     this.db.transaction(() => {
