@@ -1,3 +1,12 @@
+/**
+ * Step 8 of a product import: send each bulk file, wait for the job, and read
+ * its per-row result file back. A row's failure is that record's failure;
+ * the other rows stand. When the service cannot take a file at all, that
+ * file and the ones after it are failed and the run stops writing.
+ *
+ * @module
+ */
+
 import { createReadStream } from "node:fs";
 import { toConveyorError, type ConveyorError } from "../errors.js";
 import { csvRowPages, mayHaveReached, type ServiceClient } from "../service/index.js";
@@ -18,12 +27,6 @@ export interface FailedRecords {
   entries(): Iterable<[string, string]>;
 }
 
-/**
- * Step 8 of a product import: send each bulk file, wait for the job, and read
- * its per-row result file back. A row's failure is that record's failure;
- * the other rows stand. When the service cannot take a file at all, that
- * file and the ones after it are failed and the run stops writing.
- */
 export interface ApplyResult {
   succeeded: number;
   failed: FailedRecords;

@@ -3,10 +3,13 @@
  * `csvCell` (quoted when the value holds a quote, a comma, a line break, or
  * starts or ends with white space; quotes doubled), byte for byte. Building
  * rows' lines as strings and encoding them cost the writer thread about
- * twice what copying their bytes does. In ASCII, the
- * white space `\s` matches is tab, line feed, vertical tab, form feed,
- * carriage return and space.
+ * twice what copying their bytes does. In ASCII, the white space `\s`
+ * matches is tab, line feed, vertical tab, form feed, carriage return and
+ * space.
+ *
+ * @module
  */
+
 const QUOTE = 34;
 const COMMA = 44;
 const LF = 10;

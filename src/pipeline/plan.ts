@@ -1,9 +1,12 @@
-import { changedFields, type FieldChange } from "./diff.js";
-
 /**
  * The plan (runs.md step 6): for each record, what the run will do, as plain
  * data. Debug mode writes it out; a live run applies exactly this.
+ *
+ * @module
  */
+
+import { changedFields, type FieldChange } from "./diff.js";
+
 export type ProductAction = "start" | "add" | "edit" | "relist" | "end" | "delete";
 export type OrderAction = "create" | "update" | "archive";
 export type OpKind = "create" | "update" | "remove" | "unchanged" | "skipped";

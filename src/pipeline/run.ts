@@ -1,3 +1,11 @@
+/**
+ * One run of one automation, from the definition to the run record: the two
+ * IO edges (fetch, apply) and the pure stages between them live in the
+ * stage modules; this file only sequences them and decides the outcome.
+ *
+ * @module
+ */
+
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { resolveAutomation } from "../definition/index.js";
@@ -12,11 +20,6 @@ import { runImport } from "./import-run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
 import type { PassOutcome } from "./run-context.js";
 
-/**
- * One run of one automation, from the definition to the run record: the two
- * IO edges (fetch, apply) and the pure stages between them live in the
- * stage modules; this file only sequences them and decides the outcome.
- */
 export function runFolder(dataDir: string, runId: string): string {
   return path.join(dataDir, "runs", runId);
 }
