@@ -57,7 +57,6 @@ export async function openBulkFilePass(input: PassInput): Promise<PassStrategy> 
     apply: () => applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, journal: input.journal }),
     places: (files, failed) => bulkFilePlaces(input, files, failed),
     // No snapshot: nothing is diffed; the driver's ledger and after_import follow the apply.
-    close: async () => undefined,
   };
 }
 

@@ -81,7 +81,6 @@ export async function openOrderPass(input: PassInput): Promise<PassStrategy> {
     },
     apply: () => applyOrderBodies({ client: input.client, bodies: planned.bodies, logs: input.logs, signal: input.signal, journal: input.journal }),
     commit: (apply) => commitSnapshot(input, planned, apply),
-    close: async () => undefined,
   };
 }
 

@@ -68,10 +68,11 @@ export interface PassStrategy {
   places?(files: readonly FetchedFile[], failed: FailedRecords): Promise<Map<string, SourcePlace>>;
   /** Puts what was applied into the snapshot; a pass without one has no snapshot. */
   commit?(apply: ApplyResult): Promise<void>;
-  close(): Promise<void>;
+  /** Frees what the pass holds (its work database, threads), however it ended. */
+  close?(): Promise<void>;
 }
 
-export interface PassDriving {
+export interface PassRun {
   input: PassInput;
   /** The run's counts: the driver adds each pass's to them. */
   counts: RunCounts;
@@ -80,12 +81,12 @@ export interface PassDriving {
   ledger(files: readonly FetchedFile[]): Promise<void>;
 }
 
-export interface PassResult {
+export interface ImportPassResult {
   guard: GuardTrip | null;
   apply: ApplyResult | null;
 }
 
-export async function runPass({ input, counts, open, ledger }: PassDriving): Promise<PassResult> {
+export async function runPass({ input, counts, open, ledger }: PassRun): Promise<ImportPassResult> {
   const { config } = input;
   const strategy = await open(input);
   let plan: PassPlan;
@@ -113,7 +114,7 @@ export async function runPass({ input, counts, open, ledger }: PassDriving): Pro
       await commitSnapshot(input, strategy.commit.bind(strategy), apply);
     }
   } finally {
-    await strategy.close();
+    await strategy.close?.();
   }
   // A file of which nothing could be applied stays where it is, unrecorded: the next run tries it again.
   if (!apply.error && !failedThrough(plan.counts)) await ledger(await input.files);
