@@ -1,10 +1,3 @@
-import { toConveyorError, type ConveyorError } from "../errors.js";
-import type { MutationResult, ServiceClient } from "../service/index.js";
-import { NO_JOURNAL, orderKind, type ApplyJournal } from "./apply-journal.js";
-import type { LogWriter } from "./logs.js";
-import type { OrderBody } from "./order-bodies.js";
-import type { ApplyResult } from "./apply-products.js";
-
 /**
  * Step 8 of an order import: send each bulk body and read the service's
  * answer back to its orders. `results.failed` is keyed by the order's index
@@ -18,7 +11,17 @@ import type { ApplyResult } from "./apply-products.js";
  * failed) fails its orders and the run goes on; an error that says nothing
  * about the orders (network, 5xx after retries, throttling, credentials)
  * stops writing, and the orders of that body and the later ones are failed.
+ *
+ * @module
  */
+
+import { toConveyorError, type ConveyorError } from "../errors.js";
+import type { MutationResult, ServiceClient } from "../service/index.js";
+import { NO_JOURNAL, orderKind, type ApplyJournal } from "./apply-journal.js";
+import type { LogWriter } from "./logs.js";
+import type { OrderBody } from "./order-bodies.js";
+import type { ApplyResult } from "./apply-products.js";
+
 export interface OrderApplyInput {
   client: ServiceClient;
   bodies: readonly OrderBody[];

@@ -1,3 +1,12 @@
+/**
+ * Step 8 of a product import: send each bulk file, wait for the job, and read
+ * its per-row result file back. A row's failure is that record's failure;
+ * the other rows stand. When the service cannot take a file at all, that
+ * file and the ones after it are failed and the run stops writing.
+ *
+ * @module
+ */
+
 import { createReadStream } from "node:fs";
 import { toConveyorError, type ConveyorError } from "../errors.js";
 import { csvRowPages, mayHaveReached, type ServiceClient } from "../service/index.js";
@@ -18,12 +27,6 @@ export interface FailedRecords {
   entries(): Iterable<[string, string]>;
 }
 
-/**
- * Step 8 of a product import: send each bulk file, wait for the job, and read
- * its per-row result file back. A row's failure is that record's failure;
- * the other rows stand. When the service cannot take a file at all, that
- * file and the ones after it are failed and the run stops writing.
- */
 export interface ApplyResult {
   succeeded: number;
   failed: FailedRecords;
@@ -48,9 +51,9 @@ export interface ApplyInput {
 
 /**
  * The identifier of each data row of a bulk file, in order (result rows are
- * matched back by position), read back from the file itself: a million-row
- * run kept about 14 MB of identifiers a million rows in memory from plan to
- * commit, 42 MB at three million. One file at a time, `bulk_rows` at most.
+ * matched back by position), read back from the file itself: keeping them
+ * from plan to commit would hold a big feed's identifiers in memory for the
+ * whole apply. One file at a time, `bulk_rows` at most.
  */
 export async function bulkIdentifiers(file: BulkFile): Promise<string[]> {
   const identifiers: string[] = [];

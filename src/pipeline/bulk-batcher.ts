@@ -1,15 +1,18 @@
+/**
+ * Cuts product operations into service bulk files (runs.md step 8): grouped
+ * by service action and by the exact set of columns they carry, because a
+ * blank cell in a bulk file resets a field, so a row must never carry a
+ * column it does not mean to set. Each group is cut at `bulkRows`.
+ *
+ * @module
+ */
+
 import path from "node:path";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { OpRow } from "./op-rows.js";
 import type { OpKind } from "./plan.js";
 
-/**
- * Cuts product operations into service bulk files (runs.md step 8): grouped
- * by service action and by the exact set of columns they carry, because a
- * blank cell in a bulk file resets a field, so a row must never carry a
- * column it does not mean to set. Each group is cut at `bulkRows`.
- */
 export interface BulkFile {
   /** `bulk-<n>.csv`, numbered in the order files were started. */
   name: string;

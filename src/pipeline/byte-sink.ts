@@ -5,10 +5,10 @@ import { ConveyorError } from "../errors.js";
 
 /**
  * Buffers the disk is done with, by size, shared by every sink: a new buffer
- * per flush was a gigabyte of short-lived external memory in a million-row
- * debug run, and V8 answers external growth with full collections (81
- * instead of 67 in that run). Shared and capped, so a diff run holding a
- * bulk file open for each of hundreds of column sets keeps no more than this.
+ * per flush adds up to a lot of short-lived external memory in a big debug
+ * run, and V8 answers external growth with full collections. Shared and
+ * capped, so a diff run holding a bulk file open for each of hundreds of
+ * column sets keeps no more than this.
  */
 const SPARE_BUFFERS = 4;
 const DEFAULT_SIZE = 1 << 20;
@@ -77,9 +77,8 @@ class StreamOut implements Out {
 
 /**
  * Written before `write` returns, for a thread that does nothing but write
- * files: 870 MB of a million-row debug run's plan and bulk files took the
- * kernel 0.1 s so and, through a write stream, 0.4 to 0.8 s plus the
- * thread's own handing over of each chunk.
+ * files: a blocking write costs the kernel a fraction of what a write
+ * stream costs, before the thread's own handing over of each chunk.
  */
 class BlockingOut implements Out {
   private constructor(private readonly fd: number) {}
@@ -109,9 +108,8 @@ class BlockingOut implements Out {
 
 export interface ByteSinkOptions {
   /**
-   * The bytes of one write (1 MB: a million-row plan.csv in 256 KB writes
-   * made the debug run 0.13 s slower, though a bare write loop spends less
-   * kernel time on them).
+   * The bytes of one write (1 MB: smaller writes made a big debug run
+   * slower, though a bare write loop spends less kernel time on them).
    */
   size?: number;
   /** Add to what the file holds instead of starting it over. */

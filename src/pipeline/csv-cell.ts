@@ -5,7 +5,10 @@
  * space), decided by one regular expression test instead of five scans,
  * because a million-row run quotes tens of millions of cells. `\s` and
  * `String.prototype.trim` share one definition of white space.
+ *
+ * @module
  */
+
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
 export function csvCell(value: string): string {

@@ -1,3 +1,14 @@
+/**
+ * The debug files of a run (runs.md, "Debug mode"). A debug run writes them
+ * all; a live run keeps only `errors.csv` and `summary.json` (for the
+ * notification and the run record), so a million-row live run does not pay
+ * for a million-line plan. errors.csv has the row errors of both and, in a
+ * live run, each record the apply stage failed, with the service's message.
+ * Every text passes the secret mask.
+ *
+ * @module
+ */
+
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
@@ -11,15 +22,6 @@ import type { SourcePlace } from "./failure-lines.js";
 import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
 import type { PlannedOp } from "./plan.js";
-
-/**
- * The debug files of a run (runs.md, "Debug mode"). A debug run writes them
- * all; a live run keeps only `errors.csv` and `summary.json` (for the
- * notification and the run record), so a million-row live run does not pay
- * for a million-line plan. errors.csv has the row errors of both and, in a
- * live run, each record the apply stage failed, with the service's message.
- * Every text passes the secret mask.
- */
 
 /** A kept file that had a secret masked: it is no longer the file the run read or would send. */
 export interface MaskedFile {

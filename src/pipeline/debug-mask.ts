@@ -1,7 +1,3 @@
-import { createReadStream } from "node:fs";
-import { copyFile, link, open, rm } from "node:fs/promises";
-import { MASK, secretValues } from "../secrets.js";
-
 /**
  * The copies a debug run keeps of files it did not write line by line (bulk
  * files, order bodies, the supplier's files): a bulk file must carry the real
@@ -10,7 +6,13 @@ import { MASK, secretValues } from "../secrets.js";
  * one that does is copied with each secret replaced by the mask, and the
  * count of replaced values is returned, so the run can say the copy is no
  * longer the file that would be sent.
+ *
+ * @module
  */
+
+import { createReadStream } from "node:fs";
+import { copyFile, link, open, rm } from "node:fs/promises";
+import { MASK, secretValues } from "../secrets.js";
 
 const CHUNK_BYTES = 1 << 20;
 

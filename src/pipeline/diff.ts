@@ -2,7 +2,10 @@
  * Field comparison for both kinds of diffing (runs.md, "Diffing"): strings
  * trimmed, numbers equal within a tolerance. Identifiers never reach here as
  * numbers: a value is numeric only when it is a plain decimal.
+ *
+ * @module
  */
+
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 export function sameValue(a: string | null | undefined, b: string | null | undefined, tolerance = 0): boolean {

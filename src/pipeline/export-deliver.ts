@@ -1,11 +1,3 @@
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
-import type { Connector, UploadAbout } from "../../connectors/types.js";
-import { ConveyorError } from "../errors.js";
-import type { RenderedFile } from "./export-render.js";
-import type { LogWriter } from "./logs.js";
-
 /**
  * Step 6 of an export run. Files go through `connector.upload`, which is
  * atomic for every file connection (ftp, ftps, sftp, sdsftp, sds3: a
@@ -14,7 +6,17 @@ import type { LogWriter } from "./logs.js";
  * for e-mail. An http export with `payload_multi: 0` sends one request per
  * record instead, each with its own result: a record the partner refuses is
  * reported and kept out of the snapshot, the others count as delivered.
+ *
+ * @module
  */
+
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import type { Connector, UploadAbout } from "../../connectors/types.js";
+import { ConveyorError } from "../errors.js";
+import type { RenderedFile } from "./export-render.js";
+import type { LogWriter } from "./logs.js";
 
 /** Records per `sendRecords` call: bounds memory, not the number of requests (one per record). */
 const SEND_BATCH = 100;

@@ -1,10 +1,3 @@
-import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
-import { once } from "node:events";
-import { rm } from "node:fs/promises";
-import { createInterface } from "node:readline";
-import type { StateStore } from "../state/index.js";
-
 /**
  * The export snapshot (runs.md, "Diffing"): snapshot identifier → a hash of
  * the row's exported values, per automation and file config, under a key of
@@ -19,7 +12,17 @@ import type { StateStore } from "../state/index.js";
  * (ship this), so a diff run sends an order the snapshot has seen as
  * delivered never again, even when a value changed since. Its identifier in
  * the snapshot is the order, whatever its rows are (line items).
+ *
+ * @module
  */
+
+import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+import { rm } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import type { StateStore } from "../state/index.js";
+
 export type Change = "create" | "update" | "unchanged";
 
 export interface DiffRow {

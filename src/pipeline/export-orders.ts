@@ -1,6 +1,3 @@
-import type { Order, ServiceClient } from "../service/index.js";
-import type { SelectedRow } from "./export-select.js";
-
 /**
  * Orders for an export: `GET /v3/orders?q=…` page by page, oldest first
  * (`sort=oid&sortorder=asc`, so an order placed while the run pages lands on
@@ -13,7 +10,12 @@ import type { SelectedRow } from "./export-select.js";
  * refunds) give the values of all their entries joined by `*`, the service's
  * own convention in order exports. A row seen twice (the listing shifted
  * while paging) goes out once.
+ *
+ * @module
  */
+
+import type { Order, ServiceClient } from "../service/index.js";
+import type { SelectedRow } from "./export-select.js";
 
 const OBJECTS = ["billing", "shipping"] as const;
 const LISTS = ["items", "shipments", "refunds"] as const;

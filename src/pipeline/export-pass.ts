@@ -10,7 +10,7 @@ import { ExportSnapshot, exportSnapshotKey, rowHash, type DiffRow } from "./expo
 import { RecordSpool, deliverFile, deliverRecords, type Delivery } from "./export-deliver.js";
 import { ExportRenderer, outputName, type RenderedFile } from "./export-render.js";
 import { select } from "./export-select.js";
-import type { ImportContext } from "./import-run.js";
+import type { RunContext } from "./run-context.js";
 import type { LogWriter } from "./logs.js";
 
 /**
@@ -34,7 +34,7 @@ interface Pending extends DiffRow {
 }
 
 export interface PassInput {
-  ctx: ImportContext;
+  ctx: RunContext;
   config: FileConfig;
   index: number;
   /** null in debug runs: nothing is delivered. */

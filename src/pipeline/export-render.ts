@@ -1,14 +1,17 @@
-import path from "node:path";
-import { pathProblem, renderTokens, type Automation, type FileConfig } from "../definition/index.js";
-import { ConveyorError } from "../errors.js";
-import { openWriter, writeFormat, type RecordWriter, type WriteFormat } from "../formats/index.js";
-
 /**
  * Step 5 of an export run: the output file, written as the rows arrive (the
  * writers wait for the disk, so a million rows never sit in memory). The
  * format is `format`, else the extension of `name`, else CSV; `name` gets its
  * run-time tokens in the automation's time zone.
+ *
+ * @module
  */
+
+import path from "node:path";
+import { pathProblem, renderTokens, type Automation, type FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import { openWriter, writeFormat, type RecordWriter, type WriteFormat } from "../formats/index.js";
+
 export interface RenderedFile {
   /** The name the partner sees. */
   name: string;

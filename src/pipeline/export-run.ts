@@ -1,12 +1,3 @@
-import { createConnector } from "../../connectors/index.js";
-import type { Connector } from "../../connectors/types.js";
-import { definitionWarnings } from "../definition/index.js";
-import { ConveyorError } from "../errors.js";
-import { runExportPass } from "./export-pass.js";
-import type { ImportContext, ImportOutcome } from "./import-run.js";
-import { LogWriter } from "./logs.js";
-import { connectorContext } from "./connector-context.js";
-
 /**
  * An export run (runs.md, "Export run"): one pass per file config, each its
  * own file and delivery. A debug run opens no connection at all: nothing is
@@ -18,10 +9,20 @@ import { connectorContext } from "./connector-context.js";
  * `unchanged` those a diff run leaves out, `failed` the records an http
  * partner refused. The outcome is `nothing` when no pass had anything to send
  * and no row failed to map, so the decision in run.ts holds for exports too.
+ *
+ * @module
  */
-export type ExportContext = ImportContext;
 
-export async function runExport(ctx: ExportContext): Promise<ImportOutcome> {
+import { createConnector } from "../../connectors/index.js";
+import type { Connector } from "../../connectors/types.js";
+import { definitionWarnings } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import { runExportPass } from "./export-pass.js";
+import { LogWriter } from "./logs.js";
+import { connectorContext } from "./connector-context.js";
+import type { PassOutcome, RunContext } from "./run-context.js";
+
+export async function runExport(ctx: RunContext): Promise<PassOutcome> {
   const { automation, options, recorder } = ctx;
   const connection = automation.connection;
   if (!connection) {

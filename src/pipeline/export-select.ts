@@ -1,7 +1,3 @@
-import type { Automation, FileConfig } from "../definition/index.js";
-import type { ServiceClient } from "../service/index.js";
-import { selectOrders } from "./export-orders.js";
-
 /**
  * Step 2 of an export run (runs.md): the service records that go out, as a
  * stream. Products come from one bulk export of only the fields the mapping
@@ -9,7 +5,13 @@ import { selectOrders } from "./export-orders.js";
  * (export-orders.ts); fitment is the products in scope, one row per vehicle
  * entry of their `fitment` field (a JSON array of vehicle objects whose keys
  * become `fitment.<key>`: `fitment.year`, `fitment.make`, …).
+ *
+ * @module
  */
+
+import type { Automation, FileConfig } from "../definition/index.js";
+import type { ServiceClient } from "../service/index.js";
+import { selectOrders } from "./export-orders.js";
 
 /** The product field that holds a part's vehicles. */
 export const FITMENT_FIELD = "fitment";

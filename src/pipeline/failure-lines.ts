@@ -1,9 +1,3 @@
-import { eachRow, openReader } from "../formats/index.js";
-import type { FailedRecords } from "./apply-products.js";
-import type { FetchedFile } from "./fetch.js";
-import type { ProductPassInput } from "./import-products.js";
-import { QUIET_DEBUG, readAndMap, readOptions } from "./read.js";
-
 /**
  * Where in the feed each record the apply failed stands, for its line in
  * errors.csv. The bulk files carry no source line, and keeping one per row
@@ -12,7 +6,16 @@ import { QUIET_DEBUG, readAndMap, readOptions } from "./read.js";
  * them a person reads one by one. A repeated identifier takes its last
  * line (the last row wins). A file that cannot be read again leaves its
  * lines out: the lookup never fails the run.
+ *
+ * @module
  */
+
+import type { Automation, FileConfig } from "../definition/index.js";
+import { eachRow, openReader } from "../formats/index.js";
+import type { FailedRecords } from "./apply-products.js";
+import type { FetchedFile } from "./fetch.js";
+import { QUIET_DEBUG, readAndMap, readOptions } from "./read.js";
+
 export interface SourcePlace {
   file: string;
   line: number;
@@ -20,7 +23,13 @@ export interface SourcePlace {
 
 const MAX_LOOKUP = 10_000;
 
-type Input = Pick<ProductPassInput, "automation" | "config" | "now" | "signal">;
+/** What a pass knows of its feed: enough to read it again. */
+interface Input {
+  automation: Automation;
+  config: FileConfig;
+  now: () => Date;
+  signal?: AbortSignal;
+}
 
 function wanted(failed: FailedRecords): Set<string> | null {
   if (failed.size === 0 || failed.size > MAX_LOOKUP) return null;

@@ -1,15 +1,18 @@
-import { ConveyorError } from "../errors.js";
-import { count } from "../plural.js";
-import { maskSecrets } from "../secrets.js";
-import type { RunFailure } from "../state/index.js";
-
 /**
  * The records a live run's apply stage failed, counted by the reason the
  * service gave, for the run record, the summary and the notification.
  * errors.csv has every record; this keeps only a few identifiers per
  * reason and a bounded number of reasons, because a service that refuses
  * a whole feed fails every one of its million rows.
+ *
+ * @module
  */
+
+import { ConveyorError } from "../errors.js";
+import { count } from "../plural.js";
+import { maskSecrets } from "../secrets.js";
+import type { RunFailure } from "../state/index.js";
+
 const EXAMPLES = 3;
 const REASONS = 20;
 export const OTHER_REASONS = "other messages (errors.csv has each record's own)";

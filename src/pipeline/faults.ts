@@ -8,7 +8,10 @@
  * * `after-send`: a bulk file (order body) is on its way, its result unread.
  * * `after-result`: a bulk file's (order body's) result was read and recorded.
  * * `after-apply`: every file of a pass was applied, nothing committed yet.
+ *
+ * @module
  */
+
 export type FaultPoint = "after-send" | "after-result" | "after-apply";
 
 export function faultPoint(point: FaultPoint, n?: number): void {

@@ -1,14 +1,17 @@
-import { stat } from "node:fs/promises";
-import { ConveyorError } from "../errors.js";
-import { fileSha256 } from "../service/index.js";
-import { startThread } from "../thread.js";
-
 /**
  * The SHA-256 of a downloaded file, for the run record. A large one is
  * hashed on a thread of its own: the main thread, which reads, maps and
  * plans the file meanwhile, is the one a run waits for. Starting a thread
  * costs more than hashing a small file, which is hashed here.
+ *
+ * @module
  */
+
+import { stat } from "node:fs/promises";
+import { ConveyorError } from "../errors.js";
+import { fileSha256 } from "../service/index.js";
+import { startThread } from "../thread.js";
+
 const THREAD_FROM_BYTES = 16 << 20;
 
 export async function downloadedSha256(file: string): Promise<string> {

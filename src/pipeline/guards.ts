@@ -1,7 +1,10 @@
 /**
  * The guards of an import (runs.md step 7): they stop a run before anything is
  * written. Pure: counts in, the first guard that trips out.
+ *
+ * @module
  */
+
 export type Limit = { kind: "count"; value: number } | { kind: "share"; value: number };
 
 export interface GuardInput {

@@ -1,8 +1,14 @@
+/**
+ * The thread of `downloadedSha256`: hashes one file, answers with the hex
+ * digest or the error's message.
+ *
+ * @module
+ */
+
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 
-/** The thread of `downloadedSha256`: hashes one file, answers with the hex digest or the error's message. */
 const port = parentPort;
 if (!port) throw new Error("hash-thread runs as a worker thread");
 const file = String(workerData);

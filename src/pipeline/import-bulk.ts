@@ -1,22 +1,6 @@
-import { mkdir } from "node:fs/promises";
-import path from "node:path";
-import { ConveyorError } from "../errors.js";
-import { eachRow, openReader, type SourceRow } from "../formats/index.js";
-import { applyProductFiles } from "./apply-products.js";
-import type { BulkFile } from "./bulk-batcher.js";
-import { ByteSink } from "./byte-sink.js";
-import { csvCell } from "./csv-cell.js";
-import { bulkFilePlaces } from "./failure-lines.js";
-import type { FetchedFile } from "./fetch.js";
-import { faultPoint } from "./faults.js";
-import { checkGuards } from "./guards.js";
-import type { ProductPassInput, ProductPassResult } from "./import-products.js";
-import { notPlannedLog } from "./logs.js";
-import type { OpKind, PlannedOp, ProductAction } from "./plan.js";
-import { readOptions } from "./read.js";
-
 /**
- * `bulk_file: 1` (automations.md): the file already is a service bulk file,
+ * The bulk-file strategy of an import pass, for `bulk_file: 1`
+ * (automations.md): the file already is a service bulk file,
  * `action` column first and the identifier column second, and is sent as it
  * is, without mapping. Its rows keep their order and their cells (a blank
  * cell resets a field, as the file's author meant); they are only cut into
@@ -25,7 +9,25 @@ import { readOptions } from "./read.js";
  * (an unknown action, no identifier, a wrong number of cells) is a row
  * error with its line, and the others go on. There is no scope: nothing is
  * looked up, diffed or removed except by the file's own rows.
+ *
+ * @module
  */
+
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { ConveyorError } from "../errors.js";
+import { eachRow, openReader, type SourceRow } from "../formats/index.js";
+import { emptyCounts, type RunCounts } from "../state/index.js";
+import { applyProductFiles } from "./apply-products.js";
+import type { BulkFile } from "./bulk-batcher.js";
+import { ByteSink } from "./byte-sink.js";
+import { csvCell } from "./csv-cell.js";
+import { bulkFilePlaces } from "./failure-lines.js";
+import type { FetchedFile } from "./fetch.js";
+import { reportRowError, type PassInput, type PassStrategy } from "./pass-driver.js";
+import type { OpKind, PlannedOp, ProductAction } from "./plan.js";
+import { readOptions } from "./read.js";
+
 const KIND: Record<ProductAction, OpKind> = { add: "create", start: "create", edit: "update", relist: "update", end: "remove", delete: "remove" };
 const IDENTIFIER_COLUMNS = ["guid", "sku", "id"];
 
@@ -33,44 +35,32 @@ function isAction(value: string): value is ProductAction {
   return Object.hasOwn(KIND, value);
 }
 
-export async function runBulkFilePass(input: ProductPassInput): Promise<ProductPassResult> {
-  const { counts } = input;
-  const errorsBefore = counts.row_errors;
+export async function openBulkFilePass(input: PassInput): Promise<PassStrategy> {
   const folder = path.join(input.workDir, "bulk");
   await mkdir(folder, { recursive: true });
-  const files = await input.files;
-  input.onStage?.("read", 0);
-  const cutter = new BulkCutter(folder, input.bulkRows);
-  let rows = 0;
-  try {
-    for (const file of files) rows += await readBulkFile(input, file, cutter);
-  } finally {
-    await cutter.close();
-  }
-  counts.rows += rows;
-  const bulkFiles = cutter.files;
-  for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
-  const guard = checkGuards({
-    rows,
-    rowErrors: counts.row_errors - errorsBefore,
-    removals: 0,
-    scopeSize: 0,
-    removeConfigured: false,
-    removeLimit: input.config.remove_limit,
-    errorLimit: input.config.error_limit,
-    force: input.force,
-  });
-  if (guard || !input.live) return { guard, apply: null, bulkFiles };
-  input.onStage?.("apply", rows);
-  const apply = await applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, journal: input.journal });
-  counts.failed += apply.failed.size;
-  await input.debug.addFailures(apply.failed, await bulkFilePlaces(input, files, apply.failed));
-  // No snapshot here; the ledger and after_import come after the pass.
-  faultPoint("after-apply");
-  return { guard: null, apply, bulkFiles };
+  let bulkFiles: BulkFile[] = [];
+  return {
+    plan: async () => {
+      const counts = emptyCounts();
+      const files = await input.files;
+      input.onStage?.("read", 0);
+      const cutter = new BulkCutter(folder, input.bulkRows);
+      try {
+        for (const file of files) counts.rows += await readBulkFile(input, counts, file, cutter);
+      } finally {
+        await cutter.close();
+      }
+      bulkFiles = cutter.files;
+      for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
+      return { counts, facts: { rows: counts.rows, removals: 0, scopeSize: 0, removeConfigured: false } };
+    },
+    apply: () => applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, journal: input.journal }),
+    places: (files, failed) => bulkFilePlaces(input, files, failed),
+    // No snapshot: nothing is diffed; the driver's ledger and after_import follow the apply.
+  };
 }
 
-async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: BulkCutter): Promise<number> {
+async function readBulkFile(input: PassInput, counts: RunCounts, file: FetchedFile, cutter: BulkCutter): Promise<number> {
   const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection));
   let rows = 0;
   try {
@@ -89,16 +79,16 @@ async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: 
       const action = (cells[0] ?? "").trim().toLowerCase();
       const identifier = (cells[1] ?? "").trim();
       if (!isAction(action)) {
-        await rowError(input, identifier, row.line, `${file.remote.name}: line ${row.line}: unknown action ${JSON.stringify(cells[0] ?? "")} (allowed: ${Object.keys(KIND).join(", ")})`);
+        await reportRowError(input, counts, row.line, identifier, `${file.remote.name}: line ${row.line}: unknown action ${JSON.stringify(cells[0] ?? "")} (allowed: ${Object.keys(KIND).join(", ")})`);
         continue;
       }
       const problem = rowProblem(row, cells, columns.length, identifier);
       if (problem !== null) {
-        await rowError(input, identifier, row.line, `${file.remote.name}: ${problem}`);
+        await reportRowError(input, counts, row.line, identifier, `${file.remote.name}: ${problem}`);
         continue;
       }
       const op: PlannedOp = { kind: KIND[action], action, identifier, line: row.line, changes: fields.map((field, i) => ({ field, before: null, after: cells[i + 2] ?? "" })) };
-      input.counts[op.kind]++;
+      counts[op.kind]++;
       await input.debug.addPlan(op);
       await cutter.add(action, [columns[0] ?? "action", idColumn, ...fields], [action, identifier, ...cells.slice(2)]);
     }
@@ -106,12 +96,6 @@ async function readBulkFile(input: ProductPassInput, file: FetchedFile, cutter: 
     await reader.close();
   }
   return rows;
-}
-
-async function rowError(input: ProductPassInput, identifier: string, line: number, message: string): Promise<void> {
-  input.counts.row_errors++;
-  await input.debug.addError(line, identifier, message);
-  if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line, message }));
 }
 
 /** What is wrong with a row whose action is known, or null. */

@@ -1,3 +1,12 @@
+/**
+ * The order strategy of an import pass, the same stages as a product pass:
+ * read and map, group rows into orders (`OrderGrouper`), read the scope and
+ * plan into request bodies. A debug run stops after the driver's guards,
+ * with the plan and the request bodies written.
+ *
+ * @module
+ */
+
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { FileConfig } from "../definition/index.js";
@@ -5,38 +14,24 @@ import { ConveyorError } from "../errors.js";
 import { OrderGrouper, checkOrderValues, type ImportMapper, type OrderDraft } from "../mapping/index.js";
 import type { SourceRow } from "../formats/index.js";
 import type { Order } from "../service/index.js";
+import { emptyCounts, type RunCounts } from "../state/index.js";
 import { applyOrderBodies } from "./apply-orders.js";
 import type { ApplyResult } from "./apply-products.js";
-import { faultPoint } from "./faults.js";
-import { checkGuards, type GuardTrip } from "./guards.js";
-import type { ProductPassInput } from "./import-products.js";
 import { OrderBodyBatcher, type OrderBody } from "./order-bodies.js";
+import { reportRowError, type GuardFacts, type PassInput, type PassStrategy } from "./pass-driver.js";
 import { orderScalars, planArchive, planOrder, type OrderPlanConfig } from "./plan-orders.js";
 import { countSame, type PlannedOp } from "./plan.js";
 import { notPlannedLog } from "./logs.js";
-import { readAndMap } from "./read.js";
+import { readAndMap, type ReadCounts } from "./read.js";
 import { normalizeId, readOrderScope } from "./scope-orders.js";
 
 /**
- * One orders `file_configs[]` pass of an import, the same stages as a
- * product pass: read and map, group rows into orders (`OrderGrouper`), read
- * the scope, plan, guard, and (live only) apply and commit. A debug run
- * stops after the guards, with the plan and the request bodies written.
- *
- * The grouped orders of one file config are held in memory: rows of one
- * order need not be adjacent, and order files are small (a day's orders or
- * a pick wave's tracking numbers). `MAX_ORDERS` bounds that; a bigger file
- * fails the run with a message saying to split it.
+ * Orders grouped from one file config are held in memory: rows of one order
+ * need not be adjacent, and order files are small (a day's orders or a pick
+ * wave's tracking numbers). `MAX_ORDERS` bounds that; a bigger file fails
+ * the run with a message saying to split it.
  */
 export const MAX_ORDERS = 100_000;
-
-export type OrderPassInput = ProductPassInput;
-
-export interface OrderPassResult {
-  guard: GuardTrip | null;
-  apply: ApplyResult | null;
-  bodies: OrderBody[];
-}
 
 function planConfig(config: FileConfig): OrderPlanConfig {
   return {
@@ -72,25 +67,45 @@ function serviceActions(mapper: ImportMapper<SourceRow>, draft: OrderDraft, serv
   return { ok: true };
 }
 
-export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResult> {
-  const { config, counts } = input;
-  // The run's counts add up every file config; the error_limit guard weighs this pass's errors against this pass's rows.
-  const errorsBefore = counts.row_errors;
+export async function openOrderPass(input: PassInput): Promise<PassStrategy> {
   await mkdir(path.join(input.workDir, "bodies"), { recursive: true });
-  const rowError = async (line: number | null, identifier: string, message: string): Promise<void> => {
-    counts.row_errors++;
-    await input.debug.addError(line, identifier, message);
-    if (input.live && identifier !== "") input.logs.add(notPlannedLog({ kind: "error", identifier, line: line ?? 0, message }));
+  let planned: PlannedOrders = { committable: [], bodies: [] };
+  return {
+    plan: async () => {
+      const counts = emptyCounts();
+      const read = await readOrders(input, counts);
+      if (!read) return { counts, facts: null };
+      const { facts, ...orders } = await planOrders(input, counts, read);
+      planned = orders;
+      return { counts, facts };
+    },
+    apply: () => applyOrderBodies({ client: input.client, bodies: planned.bodies, logs: input.logs, signal: input.signal, journal: input.journal }),
+    commit: (apply) => commitSnapshot(input, planned, apply),
   };
+}
 
+interface ReadOrders {
+  read: ReadCounts;
+  mapper: ImportMapper<SourceRow>;
+  drafts: OrderDraft[];
+  /** Orders the feed names but that are not planned (skipped, or every row failed): never archived. */
+  mentioned: Set<string>;
+}
+
+interface PlannedOrders {
+  committable: Array<{ identifier: string; values: Record<string, string> }>;
+  bodies: OrderBody[];
+}
+
+/** Read and map the files, grouping rows into orders; null when no file got as far as its header. */
+async function readOrders(input: PassInput, counts: RunCounts): Promise<ReadOrders | null> {
   const files = await input.files;
   input.onStage?.("read", 0);
   const grouper = new OrderGrouper();
-  // Orders the feed names but that are not planned (skipped, or every row failed): never archived.
   const mentioned = new Set<string>();
   const read = await readAndMap({
     automation: input.automation,
-    config,
+    config: input.config,
     files,
     debug: input.debug,
     sink: {
@@ -98,7 +113,7 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
         const problem = grouper.add(identifier, values, ignored, line);
         if (problem) {
           mentioned.add(identifier);
-          return rowError(problem.line, identifier, problem.message);
+          return reportRowError(input, counts, problem.line, identifier, problem.message);
         }
         if (grouper.size > MAX_ORDERS) {
           throw new ConveyorError("file_format", `the file names more than ${MAX_ORDERS} orders; an order import holds one file config's orders in memory`, {
@@ -120,11 +135,14 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   counts.row_errors += read.rowErrors;
   counts.skipped += read.skipped;
   counts.merged += grouper.merged;
-  const mapper = read.mapper;
-  if (!mapper) return { guard: null, apply: null, bodies: [] };
+  if (!read.mapper) return null;
+  return { read, mapper: read.mapper, drafts: [...grouper.orders()], mentioned };
+}
 
+/** Read the scope, then plan each order (and, with remove, the archives) into request bodies. */
+async function planOrders(input: PassInput, counts: RunCounts, { read, mapper, drafts, mentioned }: ReadOrders): Promise<PlannedOrders & { facts: GuardFacts }> {
+  const { config } = input;
   input.onStage?.("scope", read.rows);
-  const drafts = [...grouper.orders()];
   const scope = await readOrderScope(input.client, config, drafts.map((d) => d.identifier), input.signal, mentioned);
 
   input.onStage?.("plan", read.rows);
@@ -136,8 +154,9 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
     await input.debug.addPlan(op);
     if (op.kind === "skipped" && input.live) input.logs.add({ action: "skip", identifier: op.identifier, result: "warning", message: { reason: op.reason ?? "" } });
   };
+  const rowError = (line: number | null, identifier: string, message: string): Promise<void> => reportRowError(input, counts, line, identifier, message);
   const snapshot = input.diff ? await input.store.snapshotGet(input.snapshotKey, drafts.map((d) => d.identifier)) : new Map<string, Record<string, string>>();
-  const committable: Array<{ identifier: string; values: Record<string, string> }> = [];
+  const committable: PlannedOrders["committable"] = [];
   for (const draft of drafts) {
     const id = normalizeId(draft.identifier);
     const line = draft.lines[0] ?? null;
@@ -178,40 +197,14 @@ export async function runOrderPass(input: OrderPassInput): Promise<OrderPassResu
   }
   const bodies = await batcher.finish();
   for (const body of bodies) await input.debug.addBulkFile(body.path, body.name);
-
-  const guard = checkGuards({
-    rows: read.rows,
-    rowErrors: counts.row_errors - errorsBefore,
-    cutAt: read.cutAt,
-    firstError: read.firstError,
-    removals,
-    scopeSize: scope.size,
-    removeConfigured: plan.remove,
-    removeLimit: config.remove_limit,
-    errorLimit: config.error_limit,
-    force: input.force,
-  });
-  if (guard || !input.live) return { guard, apply: null, bodies };
-
-  input.onStage?.("apply", read.rows);
-  const apply = await applyOrderBodies({ client: input.client, bodies, logs: input.logs, signal: input.signal, journal: input.journal });
-  counts.failed += apply.failed.size;
-  await input.debug.addFailures(apply.failed);
-  faultPoint("after-apply");
-
-  input.onStage?.("commit", read.rows);
-  await commitSnapshot(input, committable, apply, bodies);
-  return { guard: null, apply, bodies };
+  const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals, scopeSize: scope.size, removeConfigured: plan.remove };
+  return { facts, committable, bodies };
 }
 
 /** Step 9: applied and unchanged orders' values become the snapshot; failed ones keep theirs. */
-async function commitSnapshot(input: OrderPassInput, committable: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, apply: ApplyResult, bodies: readonly OrderBody[]): Promise<void> {
-  // The store stamps entries with its own clock; prune by the same clock.
-  const started = new Date().toISOString();
+async function commitSnapshot(input: PassInput, { committable, bodies }: PlannedOrders, apply: ApplyResult): Promise<void> {
   const ok = committable.filter((e) => !apply.failed.has(e.identifier));
   for (let i = 0; i < ok.length; i += 1000) await input.store.snapshotPut(input.snapshotKey, ok.slice(i, i + 1000));
   const archived = bodies.filter((b) => b.action === "archive").flatMap((b) => b.orders.map((o) => o.identifier).filter((id) => !apply.failed.has(id)));
   if (archived.length) await input.store.snapshotDelete(input.snapshotKey, archived);
-  // A full run leaves a fresh snapshot: what it did not see is forgotten.
-  if (!input.diff) await input.store.snapshotPruneBefore(input.snapshotKey, started);
 }

@@ -1,64 +1,32 @@
+/**
+ * The product strategy of an import pass: the scope is read while the
+ * files download, then the feed is read, mapped and planned page by page.
+ * The plan is computed whole, bulk files included, before the driver's
+ * guards look at it; a debug run stops after the guards.
+ *
+ * @module
+ */
+
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { Automation, FileConfig } from "../definition/index.js";
+import type { FileConfig } from "../definition/index.js";
 import type { SourceRow } from "../formats/index.js";
 import { mappedFields, type ImportMapper } from "../mapping/index.js";
 import { parseSearch, searchFields } from "../search/index.js";
-import type { RunCounts, StateStore } from "../state/index.js";
-import type { ServiceClient } from "../service/index.js";
+import { emptyCounts } from "../state/index.js";
 import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
 import type { BulkFile } from "./bulk-batcher.js";
-import type { ApplyJournal } from "./apply-journal.js";
-import type { DebugFiles } from "./debug-files.js";
 import type { FetchedFile } from "./fetch.js";
 import { OpWriter } from "./op-writer.js";
 import { mappedPlaces } from "./failure-lines.js";
-import { faultPoint } from "./faults.js";
-import { checkGuards, type GuardTrip } from "./guards.js";
-import { notPlannedLog, type LogWriter } from "./logs.js";
+import { notPlannedLog } from "./logs.js";
+import type { PassInput, PassPlan, PassStrategy } from "./pass-driver.js";
 import type { ProductAction, ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
 import { QUIET_DEBUG, readAndMap } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
-import { scopeFields, startProductScope } from "./scope.js";
+import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
 import { WorkDb } from "./workdb.js";
-
-/**
- * One product `file_configs[]` pass of an import: read the scope, read, map
- * and plan, guard, and (live only) apply and commit. The plan is computed
- * whole, bulk files included, before the guards look at it; a debug run
- * stops after the guards.
- */
-export interface ProductPassInput {
-  automation: Automation;
-  config: FileConfig;
-  snapshotKey: string;
-  /** The downloads under way: a product pass reads its scope meanwhile. */
-  files: Promise<readonly FetchedFile[]>;
-  workDir: string;
-  debug: DebugFiles;
-  client: ServiceClient;
-  store: StateStore;
-  logs: LogWriter;
-  runId: string;
-  live: boolean;
-  diff: boolean;
-  force: boolean;
-  bulkRows: number;
-  counts: RunCounts;
-  now: () => Date;
-  signal?: AbortSignal;
-  /** Told what reaches the service, file by file (the run record). */
-  journal?: ApplyJournal;
-  /** `files`: bulk files sent and in all, during apply. */
-  onStage?: (stage: "read" | "scope" | "plan" | "apply" | "commit", rows: number, files?: { done: number; total: number }) => void;
-}
-
-export interface ProductPassResult {
-  guard: GuardTrip | null;
-  apply: ApplyResult | null;
-  bulkFiles: BulkFile[];
-}
 
 function planConfig(config: FileConfig): ProductPlanConfig {
   const product = (v: FileConfig["create"] | FileConfig["update"] | FileConfig["remove"]): ProductAction | undefined =>
@@ -77,11 +45,9 @@ function serviceActionFields(config: FileConfig): string[] {
 }
 
 /**
- * Records planned together, for one scope and one snapshot lookup. A page
- * lives until it is planned, and at a thousand records it outlived two young
- * collections and was copied into the old generation: 250 made the
- * first-load debug run of a million rows 1.2 s faster (14.2 -> 13.0 s) and
- * the nightly diff run 1.4 s, with lookups no slower.
+ * Records planned together, for one scope and one snapshot lookup. Small
+ * enough that a page is planned before it outlives the young generation
+ * of the garbage collector, large enough to keep lookups batched.
  */
 const PAGE = 250;
 
@@ -94,132 +60,124 @@ const PAGE = 250;
  * (the last row wins, in its later position) is read a second time through
  * the work database, which settles every duplicate exactly.
  */
-export async function runProductPass(input: ProductPassInput): Promise<ProductPassResult> {
-  const { config, counts } = input;
-  // The run's counts add up every file config; the error_limit guard weighs this pass's errors against this pass's rows.
-  const errorsBefore = counts.row_errors;
+export async function openProductPass(input: PassInput): Promise<PassStrategy> {
+  const { config } = input;
   await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
   const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
   const scope = startProductScope(input.client, config, scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
-  try {
-    const files = await input.files;
-    input.onStage?.("read", 0);
-    const plan = planConfig(config);
-    let scopeSize = 0;
-    // Set once the first header is checked and the scope is in (a closure assigns it, so a holder).
-    const current: { planner: ProductPlanner | null } = { planner: null };
-    let page: PlannerRow[] = [];
-    let repeated = false;
-    const read = await readAndMap({
-      automation: input.automation,
-      config,
-      files,
-      debug: input.debug,
-      beforeRows: async (mapper) => {
-        if (current.planner) {
-          // The next file's rows are planned with its own mapper.
-          if (page.length && !repeated) await current.planner.page(page);
-          page = [];
-          current.planner.mapper = mapper;
-          return;
-        }
-        input.onStage?.("scope", 0);
-        scopeSize = await scope.size;
-        current.planner = new ProductPlanner(plannerOptions(input, plan, work, output, scopeSize), mapper);
-        input.onStage?.("plan", 0);
-      },
-      sink: {
-        record: (identifier, line, values, ignored) => {
-          if (repeated) return undefined;
-          if (repeats.note(identifier)) {
-            // Planning stops here; the second read plans the feed as a whole.
-            repeated = true;
-            page = [];
-            return undefined;
-          }
-          page.push({ identifier, line, values, ignored });
-          if (page.length < PAGE || !current.planner) return undefined;
-          const rows = page;
-          page = [];
-          return current.planner.page(rows);
-        },
-        notPlanned: (event) => {
-          if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(event.identifier);
-          if (input.live) input.logs.add(notPlannedLog(event));
-        },
-      },
-      now: input.now,
-      signal: input.signal,
-      onRows: (rows) => {
-        if (current.planner) input.onStage?.("plan", rows);
-      },
-    });
-    // Repeats among the identifiers past the finder's memory are found only now; what was planned meanwhile is dropped.
-    if (!repeated && repeats.finish()) repeated = true;
-    counts.rows += read.rows;
-    counts.row_errors += read.rowErrors;
-    counts.skipped += read.skipped;
-    if (!read.mapper || !current.planner) return { guard: null, apply: null, bulkFiles: [] };
-    let done = current.planner;
-    if (repeated) {
-      done = await planAgain(input, files, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
-      counts.merged += work.mergedRows;
-    } else if (page.length) await done.page(page);
-    page = [];
-    await done.planRemovals();
-    for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
-    for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key];
-    counts.row_errors += done.rowErrors;
-    await reportDeferred(input, work);
-    const { files: bulkFiles, planned } = await output.finish();
-    if (planned) input.debug.notePlan();
-    for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
-
-    const guard = checkGuards({
-      rows: read.rows,
-      rowErrors: counts.row_errors - errorsBefore,
-      cutAt: read.cutAt,
-      firstError: read.firstError,
-      removals: done.removals,
-      scopeSize,
-      removeConfigured: config.remove !== undefined,
-      removeLimit: config.remove_limit,
-      errorLimit: config.error_limit,
-      force: input.force,
-    });
-    if (guard || !input.live) return { guard, apply: null, bulkFiles };
-
-    input.onStage?.("apply", read.rows, { done: 0, total: bulkFiles.length });
-    const apply = await applyProductFiles({
-      client: input.client,
-      files: bulkFiles,
-      runId: input.runId,
-      skipAll: config.skip_all,
-      logs: input.logs,
-      signal: input.signal,
-      failed: work.failures(),
-      journal: input.journal,
-      onFile: (done, total) => input.onStage?.("apply", read.rows, { done, total }),
-    });
-    counts.failed += apply.failed.size;
-    await input.debug.addFailures(apply.failed, await mappedPlaces(input, files, apply.failed));
-    faultPoint("after-apply");
-
-    input.onStage?.("commit", read.rows);
-    await commitSnapshot(input, work, apply, bulkFiles);
-    return { guard: null, apply, bulkFiles };
-  } finally {
-    // A pass that failed before planning (a download, a header) must not close the work database under the scope read.
-    await scope.stop();
-    await output.close();
-    repeats.close();
-    work.close();
-  }
+  let bulkFiles: BulkFile[] = [];
+  return {
+    plan: async () => {
+      const planned = await planProducts(input, work, repeats, output, scope);
+      bulkFiles = planned.bulkFiles;
+      return planned.plan;
+    },
+    apply: (onFile) =>
+      applyProductFiles({
+        client: input.client,
+        files: bulkFiles,
+        runId: input.runId,
+        skipAll: config.skip_all,
+        logs: input.logs,
+        signal: input.signal,
+        failed: work.failures(),
+        journal: input.journal,
+        onFile,
+      }),
+    places: (files, failed) => mappedPlaces(input, files, failed),
+    commit: (apply) => commitSnapshot(input, work, apply, bulkFiles),
+    close: async () => {
+      // A pass that failed before planning (a download, a header) must not close the work database under the scope read.
+      await scope.stop();
+      await output.close();
+      repeats.close();
+      work.close();
+    },
+  };
 }
 
-function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number): PlannerOptions {
+async function planProducts(input: PassInput, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
+  const { config } = input;
+  const counts = emptyCounts();
+  const files = await input.files;
+  input.onStage?.("read", 0);
+  const plan = planConfig(config);
+  let scopeSize = 0;
+  // Set once the first header is checked and the scope is in (a closure assigns it, so a holder).
+  const current: { planner: ProductPlanner | null } = { planner: null };
+  let page: PlannerRow[] = [];
+  let repeated = false;
+  const read = await readAndMap({
+    automation: input.automation,
+    config,
+    files,
+    debug: input.debug,
+    beforeRows: async (mapper) => {
+      if (current.planner) {
+        // The next file's rows are planned with its own mapper.
+        if (page.length && !repeated) await current.planner.page(page);
+        page = [];
+        current.planner.mapper = mapper;
+        return;
+      }
+      input.onStage?.("scope", 0);
+      scopeSize = await scope.size;
+      current.planner = new ProductPlanner(plannerOptions(input, plan, work, output, scopeSize), mapper);
+      input.onStage?.("plan", 0);
+    },
+    sink: {
+      record: (identifier, line, values, ignored) => {
+        if (repeated) return undefined;
+        if (repeats.note(identifier)) {
+          // Planning stops here; the second read plans the feed as a whole.
+          repeated = true;
+          page = [];
+          return undefined;
+        }
+        page.push({ identifier, line, values, ignored });
+        if (page.length < PAGE || !current.planner) return undefined;
+        const rows = page;
+        page = [];
+        return current.planner.page(rows);
+      },
+      notPlanned: (event) => {
+        if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(event.identifier);
+        if (input.live) input.logs.add(notPlannedLog(event));
+      },
+    },
+    now: input.now,
+    signal: input.signal,
+    onRows: (rows) => {
+      if (current.planner) input.onStage?.("plan", rows);
+    },
+  });
+  // Repeats among the identifiers past the finder's memory are found only now; what was planned meanwhile is dropped.
+  if (!repeated && repeats.finish()) repeated = true;
+  counts.rows += read.rows;
+  counts.row_errors += read.rowErrors;
+  counts.skipped += read.skipped;
+  if (!read.mapper || !current.planner) return { plan: { counts, facts: null }, bulkFiles: [] };
+  let done = current.planner;
+  if (repeated) {
+    done = await planAgain(input, files, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
+    counts.merged += work.mergedRows;
+  } else if (page.length) await done.page(page);
+  page = [];
+  await done.planRemovals();
+  for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
+  for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key];
+  counts.row_errors += done.rowErrors;
+  await reportDeferred(input, work);
+  const { files: bulkFiles, planned } = await output.finish();
+  if (planned) input.debug.notePlan();
+  for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
+  const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals: done.removals, scopeSize, removeConfigured: config.remove !== undefined };
+  return { plan: { counts, facts, applyFiles: bulkFiles.length }, bulkFiles };
+}
+
+function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number): PlannerOptions {
   return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined };
 }
 
@@ -229,7 +187,7 @@ function plannerOptions(input: ProductPassInput, plan: ProductPlanConfig, work: 
  * first time) into the work database, where the last row of an identifier
  * replaces the earlier ones, and planned from there in file order.
  */
-async function planAgain(input: ProductPassInput, files: readonly FetchedFile[], work: WorkDb, output: OpWriter, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
+async function planAgain(input: PassInput, files: readonly FetchedFile[], work: WorkDb, output: OpWriter, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
   await output.discard();
   work.resetPlan();
   await readAndMap({
@@ -247,7 +205,7 @@ async function planAgain(input: ProductPassInput, files: readonly FetchedFile[],
 }
 
 /** The plan's row errors and (live) skip logs, in the order the plan met them. */
-async function reportDeferred(input: ProductPassInput, work: WorkDb): Promise<void> {
+async function reportDeferred(input: PassInput, work: WorkDb): Promise<void> {
   for (const events of work.deferred()) {
     for (const e of events) {
       if (e.kind === "error") {
@@ -259,9 +217,7 @@ async function reportDeferred(input: ProductPassInput, work: WorkDb): Promise<vo
 }
 
 /** Step 9: the snapshot takes the values of what was applied (and unchanged); failed records keep their old one. */
-async function commitSnapshot(input: ProductPassInput, work: WorkDb, apply: ApplyResult, files: readonly BulkFile[]): Promise<void> {
-  // The store stamps entries with its own clock; prune by the same clock.
-  const started = new Date().toISOString();
+async function commitSnapshot(input: PassInput, work: WorkDb, apply: ApplyResult, files: readonly BulkFile[]): Promise<void> {
   for (const page of work.committable()) {
     const ok = page.filter((e) => !apply.failed.has(e.identifier));
     if (ok.length) await input.store.snapshotPut(input.snapshotKey, ok);
@@ -271,6 +227,4 @@ async function commitSnapshot(input: ProductPassInput, work: WorkDb, apply: Appl
     const removed = (await bulkIdentifiers(file)).filter((id) => !apply.failed.has(id));
     if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
   }
-  // A full run leaves a fresh snapshot: what it did not see is forgotten.
-  if (!input.diff) await input.store.snapshotPruneBefore(input.snapshotKey, started);
 }

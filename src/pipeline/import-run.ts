@@ -1,45 +1,24 @@
-import path from "node:path";
-import type { Automation } from "../definition/index.js";
-import { ConveyorError } from "../errors.js";
-import type { ServiceClient } from "../service/index.js";
-import type { RunCounts, RunFile } from "../state/index.js";
-import type { DebugFiles } from "./debug-files.js";
-import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
-import { ledgerKey } from "./fetch.js";
-import type { GuardTrip } from "./guards.js";
-import { runBulkFilePass } from "./import-bulk.js";
-import { runOrderPass } from "./import-orders.js";
-import { runProductPass } from "./import-products.js";
-import { openImportSource } from "./import-source.js";
-import { LogWriter } from "./logs.js";
-import type { RunRecorder } from "./recorder.js";
-
 /**
  * An import run (runs.md): fetch each file config's files, then one pass per
  * file config. After a live pass applied its files without a fatal error,
- * they go into the ledger and get `after_import`.
+ * they go into the ledger and get `after_import` (the pass driver sees to it).
+ *
+ * @module
  */
-export interface ImportContext {
-  env: RunEnvironment;
-  options: RunOptions;
-  automation: Automation;
-  recorder: RunRecorder;
-  client: ServiceClient;
-  debug: DebugFiles;
-  workDir: string;
-  now: () => Date;
-  stage: (stage: RunStage, rows?: number, files?: { done: number; total: number }) => void;
-}
 
-export interface ImportOutcome {
-  guard: GuardTrip | null;
-  /** True when no config found a file to work on. */
-  nothing: boolean;
-  /** The error that stopped applying, when some records could not be sent at all. */
-  applyError: ConveyorError | null;
-}
+import path from "node:path";
+import type { ConveyorError } from "../errors.js";
+import type { RunFile } from "../state/index.js";
+import { ledgerKey } from "./fetch.js";
+import { openBulkFilePass } from "./import-bulk.js";
+import { openOrderPass } from "./import-orders.js";
+import { openProductPass } from "./import-products.js";
+import { openImportSource } from "./import-source.js";
+import { LogWriter } from "./logs.js";
+import { runPass } from "./pass-driver.js";
+import type { PassOutcome, RunContext } from "./run-context.js";
 
-export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
+export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   const { automation, recorder, options } = ctx;
   const live = options.mode === "prod";
   const source = await openImportSource(ctx);
@@ -67,37 +46,37 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
       });
       // The pass sees the error; a pass that fails before it awaits the files must not leave it unhandled.
       downloads.push(files.catch(() => undefined));
-      const runPass = config.bulk_file ? runBulkFilePass : automation.type === "orders" ? runOrderPass : runProductPass;
-      const before = { ...recorder.counts };
+      const open = config.bulk_file ? openBulkFilePass : automation.type === "orders" ? openOrderPass : openProductPass;
       const pass = await runPass({
-        automation,
-        config,
-        snapshotKey: ledgerKey(options.key, index),
-        files,
-        workDir: path.join(ctx.workDir, `config-${index + 1}`),
-        debug: ctx.debug,
-        client: ctx.client,
-        store: ctx.env.store,
-        logs,
-        runId: recorder.record.id,
-        live,
-        diff: options.diff,
-        force: options.force,
-        bulkRows: ctx.env.settings.bulkRows,
+        input: {
+          automation,
+          config,
+          snapshotKey: ledgerKey(options.key, index),
+          files,
+          workDir: path.join(ctx.workDir, `config-${index + 1}`),
+          debug: ctx.debug,
+          client: ctx.client,
+          store: ctx.env.store,
+          logs,
+          runId: recorder.record.id,
+          live,
+          diff: options.diff,
+          force: options.force,
+          bulkRows: ctx.env.settings.bulkRows,
+          now: ctx.now,
+          signal: options.signal,
+          journal: recorder,
+          onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
+        },
         counts: recorder.counts,
-        now: ctx.now,
-        signal: options.signal,
-        journal: recorder,
-        onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
+        open,
+        ledger: (fetched) => source.finish(config, index, fetched),
       });
       if (pass.guard) return { guard: pass.guard, nothing: false, applyError: null };
-      if (!live) continue;
       if (pass.apply?.error) {
         applyError = pass.apply.error;
         break;
       }
-      // A file of which nothing could be applied stays where it is, unrecorded: the next run tries it again.
-      if (!failedThrough(before, recorder.counts)) await source.finish(config, index, await files);
     }
   } finally {
     await Promise.all(downloads);
@@ -107,11 +86,4 @@ export async function runImport(ctx: ImportContext): Promise<ImportOutcome> {
     await source.close();
   }
   return { guard: null, nothing: !foundAny, applyError };
-}
-
-/** The pass failed every record it meant to change (refused by the service, or rows in error) and left none unchanged. */
-function failedThrough(before: RunCounts, after: RunCounts): boolean {
-  const d = (key: keyof RunCounts): number => after[key] - before[key];
-  const applied = d("create") + d("update") + d("remove") - d("failed");
-  return (d("failed") > 0 || d("row_errors") > 0) && applied <= 0 && d("unchanged") === 0;
 }

@@ -5,7 +5,7 @@ import type { FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { connectorContext } from "./connector-context.js";
 import { chooseFiles, describeListing, describeNothing, downloadFiles, ledgerEntry, ledgerKey, type FetchedFile } from "./fetch.js";
-import type { ImportContext } from "./import-run.js";
+import type { RunContext } from "./run-context.js";
 import { checkLocalFiles, copyLocalFile, localFilesFor, localListing } from "./local-files.js";
 
 /**
@@ -25,7 +25,7 @@ export interface ImportSource {
   close(): Promise<void>;
 }
 
-export async function openImportSource(ctx: ImportContext): Promise<ImportSource> {
+export async function openImportSource(ctx: RunContext): Promise<ImportSource> {
   const given = ctx.options.localFiles ?? [];
   if (given.length > 0) {
     const listing = await localListing(given);
@@ -55,11 +55,11 @@ export async function openImportSource(ctx: ImportContext): Promise<ImportSource
   };
 }
 
-function downloadFolder(ctx: ImportContext, index: number): string {
+function downloadFolder(ctx: RunContext, index: number): string {
   return path.join(ctx.workDir, `config-${index + 1}`, "download");
 }
 
-async function chooseFromConnection(ctx: ImportContext, connector: Connector, config: FileConfig, index: number): Promise<readonly RemoteFile[]> {
+async function chooseFromConnection(ctx: RunContext, connector: Connector, config: FileConfig, index: number): Promise<readonly RemoteFile[]> {
   const chosen = await chooseFiles({
     connector,
     config,
@@ -82,7 +82,7 @@ async function chooseFromConnection(ctx: ImportContext, connector: Connector, co
 }
 
 /** Ledger and after_import, only for files a live run applied without a fatal error. */
-async function finishFiles(ctx: ImportContext, connector: Connector, config: FileConfig, index: number, files: readonly FetchedFile[]): Promise<void> {
+async function finishFiles(ctx: RunContext, connector: Connector, config: FileConfig, index: number, files: readonly FetchedFile[]): Promise<void> {
   await ctx.env.store.ledgerAdd(ledgerKey(ctx.options.key, index), files.map((f) => ledgerEntry(f.remote)));
   for (const f of files) {
     await connector.markProcessed?.(f.remote);

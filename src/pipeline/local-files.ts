@@ -1,15 +1,18 @@
+/**
+ * The local files of `conveyor run --file`, in place of a connection's
+ * listing: each file config takes the given files its `name` matches, all
+ * of them at once (select and min_age are about a supplier's folder, not a
+ * file the user hands over).
+ *
+ * @module
+ */
+
 import { copyFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { RemoteFile } from "../../connectors/types.js";
 import { compileNamePattern, type FileConfig } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 
-/**
- * The local files of `conveyor run --file`, in place of a connection's
- * listing: each file config takes the given files its `name` matches, all
- * of them at once (select and min_age are about a supplier's folder, not a
- * file the user hands over).
- */
 export async function localListing(files: readonly string[]): Promise<RemoteFile[]> {
   const out: RemoteFile[] = [];
   for (const file of files) {

@@ -1,11 +1,14 @@
+/**
+ * Log records in the seed's shape (v3 part 2.4) for every record a run
+ * touched: buffered and written to the state store in batches.
+ *
+ * @module
+ */
+
 import { randomUUID } from "node:crypto";
 import { maskSecrets } from "../secrets.js";
 import type { LogRecord, StateStore } from "../state/index.js";
 
-/**
- * Log records in the seed's shape (v3 part 2.4) for every record a run
- * touched: buffered and written to the state store in batches.
- */
 export interface LogEntry {
   action: string;
   identifier: string;

@@ -1,8 +1,3 @@
-import type { MetadataStore } from "../../connectors/types.js";
-import { decryptValue, encryptValue, isEncrypted } from "../definition/index.js";
-import { isSecretKey, registerSecret } from "../secrets.js";
-import type { StateStore } from "../state/index.js";
-
 /**
  * An automation's `metadata` (OAuth tokens, the IMAP checkpoint) as a
  * connector sees it: read once per run, written through at once, so a token
@@ -10,7 +5,14 @@ import type { StateStore } from "../state/index.js";
  * under a secret key (`access_token`) are stored sealed like a definition's
  * connection secrets, and a clear one an older build left is sealed at the
  * first run that reads it.
+ *
+ * @module
  */
+
+import type { MetadataStore } from "../../connectors/types.js";
+import { decryptValue, encryptValue, isEncrypted } from "../definition/index.js";
+import { isSecretKey, registerSecret } from "../secrets.js";
+import type { StateStore } from "../state/index.js";
 
 function mapSecrets(value: unknown, key: string | undefined, fn: (text: string) => string): unknown {
   if (typeof value === "string") return key !== undefined && isSecretKey(key) && value !== "" ? fn(value) : value;

@@ -1,14 +1,17 @@
-import { csvCell } from "./csv-cell.js";
-import { cellBound, putBytes, putCell } from "./csv-bytes.js";
-import { sameAt, type OpView } from "./op-pages.js";
-
 /**
  * plan.csv lines and bulk file rows of a page's operations, written as
  * bytes straight from the page's text: for a page whose values are all
  * ASCII and hold no secret (OpFiles tells), which is most feeds. Each line
  * is the very bytes OpRow's string writers (PlanLines, BulkBatcher.add)
  * write for the same operation.
+ *
+ * @module
  */
+
+import { csvCell } from "./csv-cell.js";
+import { cellBound, putBytes, putCell } from "./csv-bytes.js";
+import { sameAt, type OpView } from "./op-pages.js";
+
 const COMMA = 44;
 const CR = 13;
 const LF = 10;

@@ -1,3 +1,14 @@
+/**
+ * The files a product pass writes per operation: its bulk files and, in a
+ * debug run, its lines of plan.csv. Each new value is quoted once for both.
+ * plan.csv may already hold lines of an earlier pass of the same run: they
+ * are appended to, and the header is written only into an empty file. It
+ * runs on the OpWriter's thread, which does nothing else: its files are
+ * written with blocking writes.
+ *
+ * @module
+ */
+
 import { stat, truncate } from "node:fs/promises";
 import { hasSecret } from "../secrets.js";
 import { bulkAction, BulkBatcher, bulkLine, type BulkFile, type RowLine } from "./bulk-batcher.js";
@@ -7,14 +18,6 @@ import { OpBytes } from "./op-bytes.js";
 import { OpPageDecoder, viewRow, type OpPage, type OpView } from "./op-pages.js";
 import { openPlanFile, PlanLines, type OpRow } from "./op-rows.js";
 
-/**
- * The files a product pass writes per operation: its bulk files and, in a
- * debug run, its lines of plan.csv. Each new value is quoted once for both.
- * plan.csv may already hold lines of an earlier pass of the same run: they
- * are appended to, and the header is written only into an empty file. It
- * runs on the OpWriter's thread, which does nothing else: its files are
- * written with blocking writes.
- */
 export interface OpFilesOptions {
   bulkFolder: string;
   identifierField: string;

@@ -1,6 +1,3 @@
-import type { OpRow } from "./op-rows.js";
-import type { OpKind, PlannedOp } from "./plan.js";
-
 /**
  * Planned operations on their way to the writer thread, a page at a time.
  * Structured cloning copies a page's strings one by one, which for a
@@ -11,7 +8,13 @@ import type { OpKind, PlannedOp } from "./plan.js";
  * holds already. The thread cuts the text back into values, without
  * separators that a value could contain. A column list is sent once, with
  * the first page that uses it.
+ *
+ * @module
  */
+
+import type { OpRow } from "./op-rows.js";
+import type { OpKind, PlannedOp } from "./plan.js";
+
 export interface OpPage {
   columns: Array<{ id: number; names: string[] }>;
   /** Two per operation: code, column list id. */

@@ -1,13 +1,16 @@
+/**
+ * The thread of an OpWriter: each message is handled after the one before
+ * has been written, in order; the first failure is reported and the thread
+ * then only waits to be terminated.
+ *
+ * @module
+ */
+
 import { parentPort, workerData } from "node:worker_threads";
 import { adoptSecretValues } from "../secrets.js";
 import { OpFiles } from "./op-files.js";
 import type { FromThread, OpThreadData, ToThread } from "./op-writer.js";
 
-/**
- * The thread of an OpWriter: each message is handled after the one before
- * has been written, in order; the first failure is reported and the thread
- * then only waits to be terminated.
- */
 const port = parentPort;
 if (!port) throw new Error("op-writer-thread runs as a worker thread");
 const data = workerData as OpThreadData;

@@ -1,3 +1,14 @@
+/**
+ * Writes a product pass's planned operations (bulk files, plan.csv) on a
+ * thread of its own. Quoting, building and encoding the lines of a
+ * million-row plan took more of a run's time than reading and planning it;
+ * on a second core it runs beside them. The planner hands over operations
+ * a page at a time and waits only when the thread is MAX_IN_FLIGHT pages
+ * behind, so memory stays bounded whatever the feed's size.
+ *
+ * @module
+ */
+
 import type { Worker } from "node:worker_threads";
 import { ConveyorError } from "../errors.js";
 import { secretCount, secretValues } from "../secrets.js";
@@ -6,14 +17,6 @@ import type { OpFilesOptions, OpFilesResult } from "./op-files.js";
 import { OpPageEncoder, type OpPage } from "./op-pages.js";
 import type { PlannedOp } from "./plan.js";
 
-/**
- * Writes a product pass's planned operations (bulk files, plan.csv) on a
- * thread of its own. Quoting, building and encoding the lines of a
- * million-row plan took more of a run's time than reading and planning it;
- * on a second core it runs beside them. The planner hands over operations
- * a page at a time and waits only when the thread is MAX_IN_FLIGHT pages
- * behind, so memory stays bounded whatever the feed's size.
- */
 export type ToThread = { type: "page"; page: OpPage; secrets?: string[] } | { type: "finish" } | { type: "discard" };
 export type FromThread = { type: "done" } | { type: "finished"; result: OpFilesResult } | { type: "discarded" } | { type: "failed"; message: string };
 

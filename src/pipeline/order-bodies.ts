@@ -1,10 +1,3 @@
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
-import type { OrderBulk } from "../service/index.js";
-import type { Entry } from "./order-lines.js";
-import type { OrderWrite } from "./plan-orders.js";
-import type { OrderAction } from "./plan.js";
-
 /**
  * Cuts order writes into the bulk bodies of step 8: `{header, data}` for
  * `POST /v3/orders` (create), `PATCH /v3/orders` (update) and `DELETE
@@ -18,7 +11,17 @@ import type { OrderAction } from "./plan.js";
  * and cut at `bulk_rows` rows or `MAX_ORDERS_PER_BODY` orders, whichever comes
  * first (an order's rows are never split). The service answers per order,
  * `failed` keyed by the order's index in the body.
+ *
+ * @module
  */
+
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { OrderBulk } from "../service/index.js";
+import type { Entry } from "./order-lines.js";
+import type { OrderWrite } from "./plan-orders.js";
+import type { OrderAction } from "./plan.js";
+
 export const MAX_ORDERS_PER_BODY = 200;
 
 export interface OrderBody {

@@ -1,6 +1,3 @@
-import type { ShipmentDraft } from "../mapping/index.js";
-import { sameValue, type FieldChange } from "./diff.js";
-
 /**
  * The lists of an order (line items, shipments, refunds) against the order as
  * the service holds it. Each row of an order file adds an entry, but sending
@@ -18,7 +15,13 @@ import { sameValue, type FieldChange } from "./diff.js";
  *
  * An entry that matches nothing is added. Changes are named `items[n].field`
  * with n the entry's 1-based position in the file's order.
+ *
+ * @module
  */
+
+import type { ShipmentDraft } from "../mapping/index.js";
+import { sameValue, type FieldChange } from "./diff.js";
+
 export type Entry = Record<string, string>;
 
 export interface ListResult {

@@ -1,9 +1,3 @@
-import type { OrderDraft } from "../mapping/index.js";
-import type { Order } from "../service/index.js";
-import { changedFields, type FieldChange } from "./diff.js";
-import { matchList, serviceEntries, shipmentEntry, type Entry } from "./order-lines.js";
-import type { OrderAction, PlannedOp } from "./plan.js";
-
 /**
  * The plan of an order import (runs.md step 6), per order of the file: found
  * in the service → update, else create, else skipped with the reason; orders
@@ -16,7 +10,16 @@ import type { OrderAction, PlannedOp } from "./plan.js";
  * diff (the snapshot) applies on top, to order fields and addresses.
  * `diff_update` narrows the comparison to `diff_fields` with `diff_tolerance`,
  * as for products.
+ *
+ * @module
  */
+
+import type { OrderDraft } from "../mapping/index.js";
+import type { Order } from "../service/index.js";
+import { changedFields, type FieldChange } from "./diff.js";
+import { matchList, serviceEntries, shipmentEntry, type Entry } from "./order-lines.js";
+import type { OrderAction, PlannedOp } from "./plan.js";
+
 export interface OrderPlanConfig {
   identifier: string;
   create: boolean;

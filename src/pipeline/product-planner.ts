@@ -1,3 +1,14 @@
+/**
+ * Step 6 of a product import, a page of mapped records at a time as the feed
+ * streams past: match each with the scope (the work database) and the
+ * snapshot (diff runs), apply service actions, plan, and hand the operation
+ * to the writer of plan.csv and the bulk files. Row errors and skip logs of the plan wait
+ * in the work database until the plan is known to stand (a feed that repeats
+ * an identifier is planned again), as do the values the snapshot takes.
+ *
+ * @module
+ */
+
 import type { SourceRow } from "../formats/index.js";
 import type { ImportMapper } from "../mapping/index.js";
 import type { StateStore } from "../state/index.js";
@@ -9,14 +20,6 @@ export interface OpSink {
   add(op: PlannedOp): Promise<void> | undefined;
 }
 
-/**
- * Step 6 of a product import, a page of mapped records at a time as the feed
- * streams past: match each with the scope (the work database) and the
- * snapshot (diff runs), apply service actions, plan, and hand the operation
- * to the writer of plan.csv and the bulk files. Row errors and skip logs of the plan wait
- * in the work database until the plan is known to stand (a feed that repeats
- * an identifier is planned again), as do the values the snapshot takes.
- */
 export interface PlannerRow {
   identifier: string;
   line: number;

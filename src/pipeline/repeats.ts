@@ -1,7 +1,3 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import path from "node:path";
-import { IdentifierSet, NOT_KEPT, REPEATED } from "../mapping/index.js";
-
 /**
  * Does a product feed repeat an identifier? The first `memoryLimit`
  * identifiers are held in an IdentifierSet, where a repeat is found at once.
@@ -14,7 +10,14 @@ import { IdentifierSet, NOT_KEPT, REPEATED } from "../mapping/index.js";
  * A hash collision reads as a repeat; the caller settles repeats exactly (the
  * run reads the feed again through its work database), so it costs time,
  * never correctness.
+ *
+ * @module
  */
+
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import path from "node:path";
+import { IdentifierSet, NOT_KEPT, REPEATED } from "../mapping/index.js";
+
 const BUCKET_BITS = 6;
 const BUCKETS = 1 << BUCKET_BITS;
 /** Hashes per bucket buffer (8 bytes each): 64 buckets x 16 KB. */

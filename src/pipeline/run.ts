@@ -1,3 +1,11 @@
+/**
+ * One run of one automation, from the definition to the run record: the two
+ * IO edges (fetch, apply) and the pure stages between them live in the
+ * stage modules; this file only sequences them and decides the outcome.
+ *
+ * @module
+ */
+
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { resolveAutomation } from "../definition/index.js";
@@ -8,14 +16,10 @@ import { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
 import { runExport } from "./export-run.js";
 import { failedRecordsError } from "./failure-tally.js";
-import { runImport, type ImportOutcome } from "./import-run.js";
+import { runImport } from "./import-run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
+import type { PassOutcome } from "./run-context.js";
 
-/**
- * One run of one automation, from the definition to the run record: the two
- * IO edges (fetch, apply) and the pure stages between them live in the
- * stage modules; this file only sequences them and decides the outcome.
- */
 export function runFolder(dataDir: string, runId: string): string {
   return path.join(dataDir, "runs", runId);
 }
@@ -46,7 +50,7 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   };
   let outcome: RunOutcome = "failed";
   let error: ConveyorError | undefined;
-  let result: ImportOutcome | undefined;
+  let result: PassOutcome | undefined;
   try {
     stage("prepare");
     // Every parameter problem ends the run here, before a connection is opened.
@@ -97,7 +101,7 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   return recorder.finish(outcome, { error: endError, guard, debugFiles });
 }
 
-function decideOutcome(result: ImportOutcome, record: RunRecord): RunOutcome {
+function decideOutcome(result: PassOutcome, record: RunRecord): RunOutcome {
   if (result.guard) return "failed";
   if (result.nothing) return "nothing";
   const c = record.counts;

@@ -1,7 +1,3 @@
-import type { FileConfig } from "../definition/index.js";
-import type { Order, ServiceClient } from "../service/index.js";
-import { quoteSearchValue } from "../search/index.js";
-
 /**
  * Step 5 of an order import (runs.md): the orders the file names, looked up
  * in batches with `q` = the config's `search` AND an OR of their identifiers
@@ -18,7 +14,14 @@ import { quoteSearchValue } from "../search/index.js";
  *
  * Memory: whole orders are kept only for the identifiers the file names;
  * for the removal scope only identifier and oid of each order.
+ *
+ * @module
  */
+
+import type { FileConfig } from "../definition/index.js";
+import type { Order, ServiceClient } from "../service/index.js";
+import { quoteSearchValue } from "../search/index.js";
+
 export const LOOKUP_BATCH = 40;
 
 export interface OrderScope {

@@ -1,14 +1,17 @@
-import type { FileConfig } from "../definition/index.js";
-import { ConveyorError } from "../errors.js";
-import type { ServiceClient } from "../service/index.js";
-import type { WorkDb } from "./workdb.js";
-
 /**
  * Step 5 of a product import: the one read of the catalogue a run makes. One
  * bulk export of the records in scope (`search`) with only the fields that
  * matching, live diff, service actions and removal need, streamed into the
  * run's work database.
+ *
+ * @module
  */
+
+import type { FileConfig } from "../definition/index.js";
+import { ConveyorError } from "../errors.js";
+import type { ServiceClient } from "../service/index.js";
+import type { WorkDb } from "./workdb.js";
+
 export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[], options: { before: boolean }): string[] | null {
   const fields = new Set<string>([config.identifier]);
   if (config.diff_update) for (const f of config.diff_fields ?? mappedFields) fields.add(f);

@@ -1,10 +1,13 @@
-import type { RemoteFile } from "../../connectors/types.js";
-
 /**
  * Which listed files an import run takes (automations.md, "Which files").
  * Pure: the listing, the clock and the ledger come in; the choice and the
  * reason for every file left out come back, so `conveyor ls` can show them.
+ *
+ * @module
  */
+
+import type { RemoteFile } from "../../connectors/types.js";
+
 export type SelectMode = "latest" | "new" | "all";
 
 export type SkipReason = "no match" | "too young" | "still growing" | "already processed" | "not the latest";

@@ -1,7 +1,3 @@
-import Database from "better-sqlite3";
-import { SQLITE_CACHE_PRAGMA } from "../memory.js";
-import type { FailedRecords } from "./apply-products.js";
-
 /**
  * A run's scratch database, a SQLite file in its work folder, thrown away
  * with the work folder. It holds the scope the service returned (looked up
@@ -10,7 +6,14 @@ import type { FailedRecords } from "./apply-products.js";
  * applied, the row errors and skip logs of the plan until the plan is known
  * to stand, and, only for a feed that repeats identifiers, the mapped
  * records (last row of an identifier wins).
+ *
+ * @module
  */
+
+import Database from "better-sqlite3";
+import { SQLITE_CACHE_PRAGMA } from "../memory.js";
+import type { FailedRecords } from "./apply-products.js";
+
 export interface IncomingRow {
   seq: number;
   identifier: string;
@@ -128,8 +131,8 @@ export class WorkDb {
   }
 
   /**
-   * A hundred rows a statement: a million-record scope took 3.3 s one row a
-   * statement, most of it the cost of each call rather than SQLite's work.
+   * A hundred rows a statement: one row a statement spends most of a big
+   * scope's time on the cost of each call rather than on SQLite's work.
    */
   addScope(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): number {
     this.db.transaction(() => {

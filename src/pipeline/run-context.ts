@@ -1,0 +1,34 @@
+/**
+ * What the import and the export of a run share: the context a direction
+ * runs in, and what its passes come to for the outcome decided in run.ts.
+ *
+ * @module
+ */
+
+import type { Automation } from "../definition/index.js";
+import type { ConveyorError } from "../errors.js";
+import type { ServiceClient } from "../service/index.js";
+import type { DebugFiles } from "./debug-files.js";
+import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
+import type { GuardTrip } from "./guards.js";
+import type { RunRecorder } from "./recorder.js";
+
+export interface RunContext {
+  env: RunEnvironment;
+  options: RunOptions;
+  automation: Automation;
+  recorder: RunRecorder;
+  client: ServiceClient;
+  debug: DebugFiles;
+  workDir: string;
+  now: () => Date;
+  stage: (stage: RunStage, rows?: number, files?: { done: number; total: number }) => void;
+}
+
+export interface PassOutcome {
+  guard: GuardTrip | null;
+  /** True when no config found a file to work on (an export: had nothing to send). */
+  nothing: boolean;
+  /** The error that stopped applying, when some records could not be sent at all. */
+  applyError: ConveyorError | null;
+}
