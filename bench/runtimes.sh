@@ -18,5 +18,7 @@ echo "== $SCRIPT on $(cd "$ROOT" && npx node --version) (the project's own)"
 
 # shellcheck source=scripts/node-copy.sh
 source "$ROOT/scripts/node-copy.sh" "$OTHER" "$WORK" >/dev/null
+# better-sqlite3 13 needs Node-API 10, which no Node 20 has; its 12 line has the same API.
+if [ "${OTHER%%.*}" -lt 22 ]; then (cd "$WORK/app" && npm install --no-save --no-audit --no-fund --loglevel=error better-sqlite3@12); fi
 echo "== $SCRIPT on $(node --version)"
 (cd "$WORK/app" && npm run --silent "$SCRIPT" -- "$@")

@@ -15,8 +15,8 @@ import { existsSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
-/** The oldest Node.js major Conveyor runs on (package.json `engines`). */
-export const MIN_NODE_MAJOR = 22;
+/** The oldest Node.js Conveyor runs on, as package.json's `engines` says: better-sqlite3 needs Node-API 10. */
+export const MIN_NODE = { major: 22, minor: 14 } as const;
 
 /** Set in the environment of a process the entry point started on the bundled runtime, so it never hands over twice. */
 export const HANDED_OVER_ENV = "CONVEYOR_RUNTIME_HANDED_OVER";
@@ -42,19 +42,20 @@ export function bundledNode(): string | undefined {
   }
 }
 
-function major(version: string): number {
-  return Number(version.replace(/^v/, "").split(".")[0]);
+function supported(version: string): boolean {
+  const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
+  return major > MIN_NODE.major || (major === MIN_NODE.major && minor >= MIN_NODE.minor);
 }
 
 /** Run here, hand over to the bundled runtime, or stop with a message that says how to start Conveyor. */
 export function chooseRuntime(version = process.version, env: NodeJS.ProcessEnv = process.env, bundled = bundledNode): RuntimeChoice {
-  if (major(version) >= MIN_NODE_MAJOR) return { kind: "run" };
+  if (supported(version)) return { kind: "run" };
   const node = env[HANDED_OVER_ENV] ? undefined : bundled();
   if (node) return { kind: "hand-over", node };
   return {
     kind: "refuse",
     message:
-      `Conveyor needs Node.js ${MIN_NODE_MAJOR} or newer (24 LTS is the one it is tested on); this is Node.js ${version} (${process.execPath}).\n` +
+      `Conveyor needs Node.js ${MIN_NODE.major}.${MIN_NODE.minor} or newer (24 LTS is the one it is tested on); this is Node.js ${version} (${process.execPath}).\n` +
       `Start it from the project folder with \`npx conveyor …\` or \`npm start\`: after \`npm ci\` they use the project's own Node.js 24 ` +
       `(the ${bundledRuntimePackage()} package in node_modules). Or install Node.js 24 LTS and run \`npm ci\` again, so that the ` +
       "native add-ons are built for it.\n",

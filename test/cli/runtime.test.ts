@@ -5,7 +5,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
-import { bundledNode, chooseRuntime, HANDED_OVER_ENV, MIN_NODE_MAJOR } from "../../src/runtime.js";
+import { bundledNode, chooseRuntime, HANDED_OVER_ENV, MIN_NODE } from "../../src/runtime.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SYSTEM_NODE = "/usr/bin/node";
@@ -14,18 +14,21 @@ const SYSTEM_NODE = "/usr/bin/node";
 function oldSystemNode(): string | undefined {
   if (!existsSync(SYSTEM_NODE)) return undefined;
   const version = spawnSync(SYSTEM_NODE, ["--version"], { encoding: "utf8" }).stdout.trim();
-  return Number(version.slice(1).split(".")[0]) < MIN_NODE_MAJOR ? SYSTEM_NODE : undefined;
+  return Number(version.slice(1).split(".")[0]) < MIN_NODE.major ? SYSTEM_NODE : undefined;
 }
 const OLD_NODE = oldSystemNode();
 
 describe("the runtime Conveyor starts on", () => {
   it("runs on a supported Node, hands an old one over to the bundled runtime, or says how to start it", () => {
     expect(chooseRuntime("v24.21.0", {}, () => "/x/node")).toEqual({ kind: "run" });
-    expect(chooseRuntime("v22.12.0", {}, () => undefined)).toEqual({ kind: "run" });
+    expect(chooseRuntime("v22.14.0", {}, () => undefined)).toEqual({ kind: "run" });
+    expect(chooseRuntime("v26.1.0", {}, () => undefined)).toEqual({ kind: "run" });
+    // Node-API 10 came with 22.14: an older 22 would load better-sqlite3 and crash.
+    expect(chooseRuntime("v22.13.1", {}, () => "/x/node")).toEqual({ kind: "hand-over", node: "/x/node" });
     expect(chooseRuntime("v20.20.2", {}, () => "/x/node")).toEqual({ kind: "hand-over", node: "/x/node" });
     const refused = chooseRuntime("v20.20.2", {}, () => undefined);
     expect(refused.kind).toBe("refuse");
-    expect(refused.kind === "refuse" && refused.message).toMatch(/needs Node\.js 22 or newer.*v20\.20\.2[\s\S]*npx conveyor/);
+    expect(refused.kind === "refuse" && refused.message).toMatch(/needs Node\.js 22\.14 or newer.*v20\.20\.2[\s\S]*npx conveyor/);
     // A process already handed over never hands over again, whatever it finds.
     expect(chooseRuntime("v20.20.2", { [HANDED_OVER_ENV]: "1" }, () => "/x/node").kind).toBe("refuse");
   });
@@ -73,7 +76,7 @@ describe("the runtime Conveyor starts on", () => {
     });
     expect(result.status).toBe(1);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toMatch(/^Conveyor needs Node\.js 22 or newer .* this is Node\.js v20\./);
+    expect(result.stderr).toMatch(/^Conveyor needs Node\.js 22\.14 or newer .* this is Node\.js v20\./);
     expect(result.stderr).toMatch(/npx conveyor/);
     expect(result.stderr).not.toMatch(/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|better_sqlite3/);
   });
