@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { HttpError } from "../embedded/envelopes.js";
+import { HttpError } from "../http/envelopes.js";
 import { fromRow, type AutomationKind, type DefinitionRow, type DefinitionStore, type NewAutomation, type StoredAutomation } from "./definitions-store.js";
 
 const COLUMNS = "id, account, kind, slug, shared_id, body, created, last_modified, source, source_hash";

@@ -1,5 +1,5 @@
 import { parseAutomation, type Automation, type Problem } from "../definition/index.js";
-import { HttpError } from "../embedded/envelopes.js";
+import { HttpError } from "../http/envelopes.js";
 import { describeProblem } from "../definition/index.js";
 import type { Catalogue, PublishedAutomation } from "./catalogue.js";
 import { flagProblems, installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";

@@ -1,4 +1,4 @@
-import { HttpError } from "../embedded/envelopes.js";
+import { HttpError } from "../http/envelopes.js";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { RunRecorder, runError } from "../pipeline/recorder.js";

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describeProblem, parseAutomation } from "../definition/index.js";
-import { HttpError } from "../embedded/envelopes.js";
+import { HttpError } from "../http/envelopes.js";
 import { loadItemsCsv } from "../embedded/index.js";
 import type { Logger } from "../log.js";
 import type { DaemonDb } from "./daemon-db.js";

@@ -1,5 +1,5 @@
 import type { ServiceContext } from "./context.js";
-import { HttpError, text, truthy } from "./envelopes.js";
+import { HttpError, text, truthy } from "../http/envelopes.js";
 import { orderView } from "./order-model.js";
 import { matchOrder } from "./order-search.js";
 import { ORDER_SORT_KEYS, type StoredOrder } from "./order-store.js";

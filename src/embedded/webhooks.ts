@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ServiceContext } from "./context.js";
-import { badRequest as bad, fields, text, v3Error, wholeNumber } from "./envelopes.js";
+import { badRequest as bad, fields, text, v3Error, wholeNumber } from "../http/envelopes.js";
 import { newSecret, type TestResult } from "./webhook-dispatch.js";
 import { EVENT_PREFIX, EVENT_TYPES, newId, SUBSCRIBABLE } from "./webhook-events.js";
 import type { Delivery, Endpoint } from "./webhook-store.js";

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { fields, text } from "../../embedded/envelopes.js";
+import { badRequest, fields, text } from "../../http/envelopes.js";
 import type { AutomationKind } from "../definitions-store.js";
 import { accountOf, type ApiContext } from "./context.js";
-import { badRequest, LISTING_PARAMS, mutation, pathId, rejectUnknown } from "./query.js";
+import { LISTING_PARAMS, mutation, pathId, rejectUnknown } from "./query.js";
 import { queueRun, type RunHolds } from "./run-request.js";
 import { customFetched, installedShape, statusShape } from "./shapes.js";
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { newFastify } from "../../embedded/fastify.js";
-import { HttpError, sendError, v3Error, validationFailure } from "../../embedded/envelopes.js";
-import { edgeRefusal, registerBodyLimits, type BodyLimits } from "../../embedded/json-body.js";
-import { Throttle, type RateLimits } from "../../embedded/throttle.js";
+import { newFastify } from "../../http/fastify.js";
+import { HttpError, sendError, v3Error, validationFailure } from "../../http/envelopes.js";
+import { edgeRefusal, registerBodyLimits, type BodyLimits } from "../../http/body.js";
+import { Throttle, type RateLimits } from "../../http/throttle.js";
 import { MAX_DEFINITION_BYTES } from "../../definition/index.js";
 import { maskSecrets } from "../../secrets.js";
 import { registerAuth } from "./auth.js";
