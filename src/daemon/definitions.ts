@@ -27,14 +27,14 @@ function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+const KINDS: readonly AutomationKind[] = ["custom", "installed"];
+
 /**
  * The automations of every account, validated on every write: custom ones are
  * whole definitions, installed ones a published automation plus the
  * installer's values. Every write either passes `parseAutomation` with the
  * result stored, or changes nothing and reports every problem.
  */
-const KINDS: readonly AutomationKind[] = ["custom", "installed"];
-
 export class DefinitionService {
   constructor(
     private readonly store: DefinitionStore,
@@ -243,8 +243,11 @@ export class DefinitionService {
     return parsed.automation;
   }
 
-  /** Slugs are unique per account; a generated one gets a number, a chosen one that is taken is a problem. */
-  /** automations.md: a slug is unique per account, custom and installed automations together (`conveyor run <slug>` names one). */
+  /**
+   * automations.md: a slug is unique per account, custom and installed
+   * automations together (`conveyor run <slug>` names one). A generated one
+   * gets a number, a chosen one that is taken is a problem.
+   */
   private async freeSlug(account: string, slug: string, explicit: boolean, self: number | null): Promise<string> {
     const taken = async (s: string): Promise<boolean> => {
       for (const kind of KINDS) {
