@@ -46,6 +46,8 @@ export const ERROR_CODES = [
   "notify_failed",
   "state",
   "internal",
+  // requests: a change that collides with the state it meets (a slug just taken, a published automation gone)
+  "conflict",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

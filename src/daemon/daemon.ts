@@ -12,7 +12,7 @@ import { openStore, PostgresStore, type RunRecord, type StateStore } from "../st
 import { privateStorage, privateUmask } from "../state/private-files.js";
 import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
-import type { RateLimits } from "../embedded/throttle.js";
+import type { RateLimits } from "../http/throttle.js";
 import { Catalogue } from "./catalogue.js";
 import { checkSharedSecretKey, openDaemonDb, type DaemonDb } from "./daemon-db.js";
 import { DefinitionService } from "./definitions.js";

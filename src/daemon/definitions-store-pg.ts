@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { HttpError } from "../embedded/envelopes.js";
+import { ConveyorError } from "../errors.js";
 import { fromRow, type AutomationKind, type DefinitionRow, type DefinitionStore, type NewAutomation, type StoredAutomation } from "./definitions-store.js";
 
 const COLUMNS = "id, account, kind, slug, shared_id, body, created, last_modified, source, source_hash";
@@ -10,7 +10,7 @@ const COLUMNS = "id, account, kind, slug, shared_id, body, created, last_modifie
  */
 function slugRace(err: unknown, slug: string): never {
   if ((err as { code?: unknown }).code === "23505") {
-    throw new HttpError(409, `slug "${slug}" was just taken by another automation of this account; send the request again`);
+    throw new ConveyorError("conflict", `slug "${slug}" was just taken by another automation of this account; send the request again`);
   }
   throw err;
 }

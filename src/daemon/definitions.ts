@@ -1,5 +1,5 @@
 import { parseAutomation, type Automation, type Problem } from "../definition/index.js";
-import { HttpError } from "../embedded/envelopes.js";
+import { ConveyorError } from "../errors.js";
 import { describeProblem } from "../definition/index.js";
 import type { Catalogue, PublishedAutomation } from "./catalogue.js";
 import { flagProblems, installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";
@@ -17,13 +17,17 @@ export interface Effective {
   published?: PublishedAutomation;
 }
 
-function invalid(problems: Problem[]): HttpError {
-  return new HttpError(400, problems.map(describeProblem).join("; "), problems.map((p) => ({ message: describeProblem(p), code: 1 })));
+/** Every problem in one error; the API lists each in the validation envelope. */
+function invalid(problems: Problem[]): ConveyorError {
+  const messages = problems.map(describeProblem);
+  return new ConveyorError("definition_invalid", messages.join("; "), { details: { problems: messages } });
 }
 
 function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
+
+const KINDS: readonly AutomationKind[] = ["custom", "installed"];
 
 /**
  * The automations of every account, validated on every write: custom ones are
@@ -31,8 +35,6 @@ function isObject(value: unknown): value is Json {
  * installer's values. Every write either passes `parseAutomation` with the
  * result stored, or changes nothing and reports every problem.
  */
-const KINDS: readonly AutomationKind[] = ["custom", "installed"];
-
 export class DefinitionService {
   constructor(
     private readonly store: DefinitionStore,
@@ -53,7 +55,7 @@ export class DefinitionService {
   /** One automation of the account; another account's id is answered exactly like a missing one. */
   async own(account: string, kind: AutomationKind, id: number): Promise<StoredAutomation> {
     const stored = Number.isInteger(id) && id > 0 ? await this.store.get(id) : null;
-    if (!stored || stored.account !== account || stored.kind !== kind) throw new HttpError(404, `no ${kind} automation with id ${id}`);
+    if (!stored || stored.account !== account || stored.kind !== kind) throw new ConveyorError("definition_not_found", `no ${kind} automation with id ${id}`);
     return stored;
   }
 
@@ -115,7 +117,7 @@ export class DefinitionService {
     if (kind === "installed") {
       const published = this.publishedOf(stored);
       const names = parameterList(published.raw.parameters).map((p) => String(p.name));
-      if (!names.includes(name)) throw new HttpError(404, `the automation has no parameter "${name}"; its parameters: ${names.join(", ") || "(none)"}`);
+      if (!names.includes(name)) throw new ConveyorError("not_found", `the automation has no parameter "${name}"; its parameters: ${names.join(", ") || "(none)"}`);
     }
     const parameters = sealParameters(withParameter(stored.body.parameters, name, { value: body.value, encrypted: body.encrypted }), stored.body.parameters, this.key);
     const next = { ...stored.body, parameters };
@@ -212,7 +214,7 @@ export class DefinitionService {
   private publishedOf(stored: StoredAutomation): PublishedAutomation {
     const published = this.catalogue.get(Number(stored.sharedId));
     if (!published) {
-      throw new HttpError(409, `installed automation ${stored.id} refers to published automation ${stored.sharedId ?? "?"}, which is no longer in the catalogue; delete it or restore the published file`);
+      throw new ConveyorError("conflict", `installed automation ${stored.id} refers to published automation ${stored.sharedId ?? "?"}, which is no longer in the catalogue; delete it or restore the published file`);
     }
     return published;
   }
@@ -241,8 +243,11 @@ export class DefinitionService {
     return parsed.automation;
   }
 
-  /** Slugs are unique per account; a generated one gets a number, a chosen one that is taken is a problem. */
-  /** automations.md: a slug is unique per account, custom and installed automations together (`conveyor run <slug>` names one). */
+  /**
+   * automations.md: a slug is unique per account, custom and installed
+   * automations together (`conveyor run <slug>` names one). A generated one
+   * gets a number, a chosen one that is taken is a problem.
+   */
   private async freeSlug(account: string, slug: string, explicit: boolean, self: number | null): Promise<string> {
     const taken = async (s: string): Promise<boolean> => {
       for (const kind of KINDS) {

@@ -1,4 +1,3 @@
-import { HttpError } from "../embedded/envelopes.js";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { RunRecorder, runError } from "../pipeline/recorder.js";
@@ -86,7 +85,7 @@ export class DaemonExecutor implements RunExecutor {
   }
 
   private async failedBeforeStart(request: QueuedRun, raw: unknown): Promise<RunRecord> {
-    const error = raw instanceof HttpError ? new ConveyorError("definition_invalid", raw.message) : toConveyorError(raw);
+    const error = startError(raw);
     this.options.logger.error({ run_id: request.id, automation: request.automation, code: error.code, err: error.message }, "run could not start");
     const existing = await this.options.store.getRun(request.id);
     if (existing?.finished) return existing;
@@ -98,6 +97,17 @@ export class DaemonExecutor implements RunExecutor {
     // Canceled while it waited for a CLI run of its automation: a cancel, not a failure.
     return recorder.finish(error.code === "canceled" ? "canceled" : "failed", { error });
   }
+}
+
+/**
+ * Why a run could not start, as its record says it. An installed automation
+ * whose published automation left the catalogue is a conflict to the API
+ * (the request meets a state it cannot change) and, to the run, a definition
+ * that no longer holds.
+ */
+function startError(raw: unknown): ConveyorError {
+  const error = toConveyorError(raw);
+  return error.code === "conflict" ? new ConveyorError("definition_invalid", error.message) : error;
 }
 
 function runStart(request: QueuedRun): Parameters<typeof RunRecorder.start>[1] {

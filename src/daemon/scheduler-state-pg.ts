@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { justBefore, type SkipRecord } from "./scheduler-state.js";
+import { justBefore, type SkipRecord, type TimeColumn } from "./scheduler-state.js";
 import type { SchedulerState } from "./types.js";
 
 /**
@@ -19,12 +19,7 @@ export class PgSchedulerState implements SchedulerState {
 
   /** Never moves backwards, whichever daemon writes last. */
   async setLastFireTime(key: string, iso: string): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO scheduler_fire_state (key, last_fire) VALUES ($1, $2)
-       ON CONFLICT (key) DO UPDATE SET last_fire = excluded.last_fire
-       WHERE scheduler_fire_state.last_fire IS NULL OR excluded.last_fire > scheduler_fire_state.last_fire`,
-      [key, iso],
-    );
+    await this.advance(key, "last_fire", iso);
   }
 
   async reopenFireTime(key: string, iso: string): Promise<void> {
@@ -36,12 +31,7 @@ export class PgSchedulerState implements SchedulerState {
   }
 
   async setLastFullRun(key: string, iso: string): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO scheduler_fire_state (key, last_full) VALUES ($1, $2)
-       ON CONFLICT (key) DO UPDATE SET last_full = excluded.last_full
-       WHERE scheduler_fire_state.last_full IS NULL OR excluded.last_full > scheduler_fire_state.last_full`,
-      [key, iso],
-    );
+    await this.advance(key, "last_full", iso);
   }
 
   async recordSkip(key: string, fireTime: string, reason: string): Promise<void> {
@@ -69,7 +59,17 @@ export class PgSchedulerState implements SchedulerState {
     // The pool belongs to the state store.
   }
 
-  private async column(key: string, name: "last_fire" | "last_full"): Promise<string | null> {
+  /** Sets the time unless the stored one is later: both times only move forward. */
+  private async advance(key: string, name: TimeColumn, iso: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO scheduler_fire_state (key, ${name}) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET ${name} = excluded.${name}
+       WHERE scheduler_fire_state.${name} IS NULL OR excluded.${name} > scheduler_fire_state.${name}`,
+      [key, iso],
+    );
+  }
+
+  private async column(key: string, name: TimeColumn): Promise<string | null> {
     const { rows } = await this.pool.query<{ value: string | null }>(`SELECT ${name} AS value FROM scheduler_fire_state WHERE key = $1`, [key]);
     return rows[0]?.value ?? null;
   }

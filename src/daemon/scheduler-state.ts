@@ -23,6 +23,9 @@ const SCHEMA = `
     reason TEXT NOT NULL, recorded TEXT NOT NULL);
   CREATE INDEX IF NOT EXISTS skips_by_key ON skips (key, seq);`;
 
+/** The two times kept per automation: its last fire time and its last full run. */
+export type TimeColumn = "last_fire" | "last_full";
+
 /** Scheduler bookkeeping in SQLite, so a fire time missed while the daemon was down is caught up once. */
 export class SqliteSchedulerState implements SchedulerState {
   private readonly db: Database.Database;
@@ -57,13 +60,7 @@ export class SqliteSchedulerState implements SchedulerState {
 
   /** Never moves backwards: a late write of an older fire time must not cause a second catch-up. */
   async setLastFireTime(key: string, iso: string): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO fire_state (key, last_fire) VALUES (?, ?)
-         ON CONFLICT (key) DO UPDATE SET last_fire = excluded.last_fire
-         WHERE fire_state.last_fire IS NULL OR excluded.last_fire > fire_state.last_fire`,
-      )
-      .run(key, iso);
+    this.advance(key, "last_fire", iso);
   }
 
   async reopenFireTime(key: string, iso: string): Promise<void> {
@@ -75,13 +72,7 @@ export class SqliteSchedulerState implements SchedulerState {
   }
 
   async setLastFullRun(key: string, iso: string): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO fire_state (key, last_full) VALUES (?, ?)
-         ON CONFLICT (key) DO UPDATE SET last_full = excluded.last_full
-         WHERE fire_state.last_full IS NULL OR excluded.last_full > fire_state.last_full`,
-      )
-      .run(key, iso);
+    this.advance(key, "last_full", iso);
   }
 
   async recordSkip(key: string, fireTime: string, reason: string): Promise<void> {
@@ -106,7 +97,18 @@ export class SqliteSchedulerState implements SchedulerState {
     this.db.close();
   }
 
-  private column(key: string, name: "last_fire" | "last_full"): string | null {
+  /** Sets the time unless the stored one is later: both times only move forward. */
+  private advance(key: string, name: TimeColumn, iso: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO fire_state (key, ${name}) VALUES (?, ?)
+         ON CONFLICT (key) DO UPDATE SET ${name} = excluded.${name}
+         WHERE fire_state.${name} IS NULL OR excluded.${name} > fire_state.${name}`,
+      )
+      .run(key, iso);
+  }
+
+  private column(key: string, name: TimeColumn): string | null {
     const row = this.db.prepare(`SELECT ${name} AS value FROM fire_state WHERE key = ?`).get(key) as { value: string | null } | undefined;
     return row?.value ?? null;
   }

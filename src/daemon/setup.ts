@@ -3,7 +3,6 @@ import { existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describeProblem, parseAutomation } from "../definition/index.js";
-import { HttpError } from "../embedded/envelopes.js";
 import { loadItemsCsv } from "../embedded/index.js";
 import type { Logger } from "../log.js";
 import type { DaemonDb } from "./daemon-db.js";
@@ -49,7 +48,8 @@ export async function loadDefinitionsFolder(definitions: DefinitionService, acco
         report.updated++;
       }
     } catch (err) {
-      const message = err instanceof HttpError && err.failed ? err.failed.map((f) => (typeof f === "string" ? f : f.message)).join("; ") : (err as Error).message;
+      // A definition's problems are joined into its error's message, one after another.
+      const message = (err as Error).message;
       logger.error({ file, err: message }, "definition file not loaded");
       report.failed.push(`${name}: ${message}`);
     }

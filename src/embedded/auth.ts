@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { fields, sendError, text, unixTime } from "./envelopes.js";
+import { fields, sendError, text, unixTime } from "../http/envelopes.js";
 
 export interface Account {
   apiUser: string;

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { isPrototypeKey, PROTOTYPE_KEYS_RULE } from "../json-limits.js";
 import { apiSource, type ServiceContext } from "./context.js";
 import { sqlTime } from "./db.js";
-import { HttpError, text, truthy, unixTime } from "./envelopes.js";
+import { HttpError, text, truthy, unixTime } from "../http/envelopes.js";
 import { csvRows, detectEncoding, openCsv, type UploadEncoding } from "./csv.js";
 import { isIdentifierField } from "./item-ops.js";
 import type { BulkJob } from "./bulk-worker.js";

@@ -8,7 +8,7 @@ import type { OrderStore } from "./order-store.js";
 import type { Presigner } from "./presign.js";
 import type { BulkQueue } from "./bulk-worker.js";
 import type { ExportRunner } from "./export-writer.js";
-import { text } from "./envelopes.js";
+import { text } from "../http/envelopes.js";
 import type { WebhookDispatcher } from "./webhook-dispatch.js";
 import type { WebhookStore } from "./webhook-store.js";
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "./context.js";
 import { sqlTime } from "./db.js";
-import { fields, HttpError, text, unixTime } from "./envelopes.js";
+import { fields, HttpError, text, unixTime } from "../http/envelopes.js";
 import type { ExportJob } from "./export-writer.js";
 import { compileQuery } from "./query.js";
 

@@ -12,7 +12,7 @@ import { Presigner, PRESIGN_TTL_SECONDS } from "./presign.js";
 import { BulkQueue } from "./bulk-worker.js";
 import { ExportRunner } from "./export-writer.js";
 import { buildServer } from "./server.js";
-import { DEFAULT_LIMITS } from "./throttle.js";
+import { DEFAULT_LIMITS } from "../http/throttle.js";
 import type { ServiceContext } from "./context.js";
 import { WebhookDispatcher } from "./webhook-dispatch.js";
 import { WebhookStore } from "./webhook-store.js";

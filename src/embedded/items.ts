@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { apiSource, type ServiceContext } from "./context.js";
-import { HttpError, fields, missingRecord, text, unixTime } from "./envelopes.js";
+import { HttpError, fields, missingRecord, text, unixTime } from "../http/envelopes.js";
 import { applyItemChange, isIdentifierField, isItemAction, ITEM_ACTIONS } from "./item-ops.js";
 import { SORTABLE_ITEM_FIELDS, type Item } from "./item-store.js";
 import { compileQuery } from "./query.js";

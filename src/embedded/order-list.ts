@@ -1,5 +1,5 @@
 import type { ServiceContext } from "./context.js";
-import { HttpError, text, truthy } from "./envelopes.js";
+import { badRequest as bad, text, truthy } from "../http/envelopes.js";
 import { orderView } from "./order-model.js";
 import { matchOrder } from "./order-search.js";
 import { ORDER_SORT_KEYS, type StoredOrder } from "./order-store.js";
@@ -13,12 +13,7 @@ export const ORDER_LIST_PARAMS = ["page", "sort", "sortorder", "q", "lineitem", 
 export function rejectUnknownParams(query: Record<string, unknown>): void {
   const unknown = Object.keys(query).filter((k) => !(ORDER_LIST_PARAMS as readonly string[]).includes(k));
   if (unknown.length === 0) return;
-  const message = `unknown query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; valid parameters: ${ORDER_LIST_PARAMS.join(", ")}`;
-  throw new HttpError(400, message, [{ message, code: 1 }]);
-}
-
-function bad(message: string): HttpError {
-  return new HttpError(400, message, [{ message, code: 1 }]);
+  throw bad(`unknown query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; valid parameters: ${ORDER_LIST_PARAMS.join(", ")}`);
 }
 
 export interface ListOptions {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { apiSource, type ServiceContext } from "./context.js";
-import { fields, HttpError, validationFailure, v3Error, type FailedEntry } from "./envelopes.js";
+import { fields, HttpError, validationFailure, v3Error, type FailedEntry } from "../http/envelopes.js";
 import type { ChangeSource } from "./log-store.js";
 import { str, type Body } from "./order-model.js";
 import { archiveOrder, createOrder, updateOrder, type OpResult } from "./order-ops.js";

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import { sendError } from "./envelopes.js";
+import { sendError } from "../http/envelopes.js";
 
 /** Links to result and export CSVs are valid this long (service.md: 30 minutes). */
 export const PRESIGN_TTL_SECONDS = 30 * 60;

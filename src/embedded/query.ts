@@ -1,5 +1,5 @@
 import { matchesSearch, parseSearch, shortcutSearch, type SearchNode } from "../search/index.js";
-import { HttpError } from "./envelopes.js";
+import { HttpError } from "../http/envelopes.js";
 
 /** A record as the search language sees it: field name to text. */
 export type SearchRecord = Record<string, string>;

@@ -2,11 +2,12 @@ import type { FastifyInstance } from "fastify";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import { registerAuth, type Account } from "./auth.js";
-import { newFastify } from "./fastify.js";
-import { edgeRefusal, registerBodyLimits, type BodyLimits } from "./json-body.js";
-import { HttpError, isV1, sendError, v1Failure, v3Error, validationFailure } from "./envelopes.js";
-import type { RateLimits } from "./throttle.js";
-import { Throttle } from "./throttle.js";
+import { newFastify } from "../http/fastify.js";
+import { registerBodyLimits, type BodyLimits } from "../http/body.js";
+import { sendError } from "../http/envelopes.js";
+import { registerErrorReplies } from "../http/errors.js";
+import type { RateLimits } from "../http/throttle.js";
+import { Throttle } from "../http/throttle.js";
 import type { ServiceContext } from "./context.js";
 import { registerItems } from "./items.js";
 import { registerBulk } from "./bulk.js";
@@ -48,16 +49,13 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
   new Throttle(limits, ctx.now).register(app);
   registerAuth(app, account);
 
-  app.setErrorHandler((thrown, request, reply) => {
-    const error = edgeRefusal(thrown, request) ?? thrown;
-    if (error instanceof HttpError) {
-      if (error.failed && !isV1(request)) return reply.code(error.statusCode).send(validationFailure(error.failed));
-      return sendError(request, reply, error.statusCode, error.message);
-    }
-    const status = typeof (error as { statusCode?: unknown }).statusCode === "number" ? (error as { statusCode: number }).statusCode : 500;
-    if (status >= 500) ctx.logger.error({ err: error, url: request.url }, "embedded service request failed");
-    const message = status >= 500 ? "internal error of the embedded service; see the service log" : (error as Error).message;
-    return reply.code(status).send(isV1(request) ? v1Failure(message) : v3Error(message));
+  registerErrorReplies(app, {
+    v1: true,
+    mask: (text) => text,
+    internal: "internal error of the embedded service; see the service log",
+    logger: ctx.logger,
+    logMessage: "embedded service request failed",
+    logUrl: (request) => request.url,
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, `no such operation: ${request.method} ${request.url.split("?")[0]}`));
 

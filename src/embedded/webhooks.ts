@@ -1,16 +1,19 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
-import type { ServiceContext } from "./context.js";
-import { badRequest as bad, fields, text, v3Error, wholeNumber } from "./envelopes.js";
-import { newSecret, type TestResult } from "./webhook-dispatch.js";
-import { EVENT_PREFIX, EVENT_TYPES, newId, SUBSCRIBABLE } from "./webhook-events.js";
-import type { Delivery, Endpoint } from "./webhook-store.js";
-
 /**
  * Webhooks, seed part 4.5. The seed shows neither bodies nor answers: an
  * endpoint is `{url, description, event_types, enabled}`; the secret is
  * shown on creation and rotation only; every endpoint answer carries its
  * health over the last 24 hours.
+ *
+ * @module
  */
+
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { ServiceContext } from "./context.js";
+import { badRequest as bad, fields, text, v3Error, wholeNumber } from "../http/envelopes.js";
+import { newSecret, type TestResult } from "./webhook-dispatch.js";
+import { EVENT_PREFIX, EVENT_TYPES, newId, SUBSCRIBABLE } from "./webhook-events.js";
+import type { Delivery, Endpoint } from "./webhook-store.js";
+
 const TEST_WAIT_MS = 5_000;
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const PERIODS: Record<string, number> = { "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 };

@@ -1,4 +1,5 @@
 import { ConveyorError } from "../errors.js";
+import type { FieldRef } from "./types.js";
 
 /** The key used for the second, forgiving pass: suppliers pad and re-case their headers. */
 export function looseKey(name: string): string {
@@ -19,6 +20,20 @@ export function resolveColumn(columns: readonly string[], name: string): number 
   if (loose.length === 1) return loose[0] ?? null;
   if (loose.length > 1) throw ambiguous(name, loose.map((i) => columns[i] ?? ""));
   return null;
+}
+
+export function offsetsNotFixed(ref: [number, number]): ConveyorError {
+  return new ConveyorError(
+    "definition_invalid",
+    `field_map value [${ref.join(", ")}] is a pair of character offsets, which only fixed-width files use`,
+    { hint: "Set format to fixed, or map a column name." },
+  );
+}
+
+/** The column a field_map value names in a file of named columns: character offsets are refused, a missing name is null. */
+export function namedColumn(columns: readonly string[], ref: FieldRef): number | null {
+  if (Array.isArray(ref)) throw offsetsNotFixed(ref);
+  return resolveColumn(columns, ref);
 }
 
 function indexesOf(columns: readonly string[], test: (c: string) => boolean): number[] {

@@ -1,6 +1,6 @@
 import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
-import { looseKey, resolveColumn } from "./columns.js";
+import { looseKey, namedColumn } from "./columns.js";
 import { parseCsv } from "./csv-parse.js";
 import type { Accessor, FieldRef, RecordReader, SourceRow } from "./types.js";
 
@@ -50,8 +50,7 @@ export async function openCsvReader(
     bulkFile: bulk,
     columns: async () => columns,
     accessor: (ref: FieldRef): Accessor | null => {
-      if (Array.isArray(ref)) throw offsetsNotFixed(ref);
-      const index = resolveColumn(columns, ref);
+      const index = namedColumn(columns, ref);
       if (index === null) return null;
       return (row) => (row.raw as string[])[index];
     },
@@ -61,14 +60,6 @@ export async function openCsvReader(
       await onClose();
     },
   };
-}
-
-export function offsetsNotFixed(ref: [number, number]): ConveyorError {
-  return new ConveyorError(
-    "definition_invalid",
-    `field_map value [${ref.join(", ")}] is a pair of character offsets, which only fixed-width files use`,
-    { hint: "Set format to fixed, or map a column name." },
-  );
 }
 
 function checkChar(field: "delimiter" | "enclosure", value: string): string {

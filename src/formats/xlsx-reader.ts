@@ -2,8 +2,7 @@ import type { Readable } from "node:stream";
 import ExcelJS from "exceljs";
 import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
-import { resolveColumn } from "./columns.js";
-import { offsetsNotFixed } from "./csv-reader.js";
+import { namedColumn } from "./columns.js";
 import type { Accessor, FieldRef, ReadOptions, RecordReader, SourceRow } from "./types.js";
 
 function pad(n: number, width = 2): string {
@@ -126,8 +125,7 @@ export async function openXlsxReader(
     bulkFile: false,
     columns: async () => columns,
     accessor: (ref: FieldRef): Accessor | null => {
-      if (Array.isArray(ref)) throw offsetsNotFixed(ref);
-      const index = resolveColumn(columns, ref);
+      const index = namedColumn(columns, ref);
       if (index === null) return null;
       // Trailing empty cells are not stored in the sheet: inside the header's width they are empty, not missing.
       return (row) => {

@@ -1,8 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from "saxes";
 import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
-import { addColumns, resolveColumn } from "./columns.js";
-import { offsetsNotFixed } from "./csv-reader.js";
+import { addColumns, offsetsNotFixed, resolveColumn } from "./columns.js";
 import { XmlRecord, compileXPath, escapeXmlAttr, escapeXmlText } from "./xml-record.js";
 import type { Accessor, FieldRef, RecordReader, SourceRow } from "./types.js";
 

@@ -148,32 +148,31 @@ class Parser<Row> {
   }
 
   private sum(): Node<Row> {
-    let left = this.product();
-    while (this.isOp("+") || this.isOp("-")) {
-      const op = this.peek();
-      this.at++;
-      const a = left;
-      const b = this.product();
-      left = op.kind === "op" && op.value === "+" ? (r, s) => a(r, s) + b(r, s) : (r, s) => a(r, s) - b(r, s);
-    }
-    return left;
+    return this.level(() => this.product(), {
+      "+": (a, b) => (r, s) => a(r, s) + b(r, s),
+      "-": (a, b) => (r, s) => a(r, s) - b(r, s),
+    });
   }
 
   private product(): Node<Row> {
-    let left = this.unary();
-    while (this.isOp("*") || this.isOp("/")) {
-      const op = this.peek();
+    return this.level(() => this.unary(), {
+      "*": (a, b) => (r, s) => a(r, s) * b(r, s),
+      "/": (a, b) => (r, s) => {
+        const divisor = b(r, s);
+        if (divisor === 0) throw new RowFailure("division by zero");
+        return a(r, s) / divisor;
+      },
+    });
+  }
+
+  /** One precedence level of left-associative operators: `operand` parses what they join, `ops` builds each one's closure. */
+  private level(operand: () => Node<Row>, ops: Record<string, (a: Node<Row>, b: Node<Row>) => Node<Row>>): Node<Row> {
+    let left = operand();
+    for (let t = this.peek(); t.kind === "op" && Object.hasOwn(ops, t.value); t = this.peek()) {
+      const combine = ops[t.value];
+      if (!combine) break;
       this.at++;
-      const a = left;
-      const b = this.unary();
-      left =
-        op.kind === "op" && op.value === "*"
-          ? (r, s) => a(r, s) * b(r, s)
-          : (r, s) => {
-              const divisor = b(r, s);
-              if (divisor === 0) throw new RowFailure("division by zero");
-              return a(r, s) / divisor;
-            };
+      left = combine(left, operand());
     }
     return left;
   }

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
 import { sleep } from "../retry.js";
+import { createTablesLocked } from "../state/pg-connect.js";
 import { SEED_LIMITS, type RateClass, type RateLimiter, type RateLimitHeaders, type RateLimits } from "./limiter.js";
 
 /*
@@ -195,21 +196,7 @@ export class PostgresLimiter implements RateLimiter {
 
 /** Creates the limiter's table; several daemons starting at once take turns through an advisory lock. */
 export async function ensureLimiterSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.rate_limits'))");
-    await client.query(SCHEMA);
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw new ConveyorError("state", `cannot create the shared rate-limit table in PostgreSQL: ${(err as Error).message}`, {
-      cause: err,
-      hint: "the database user needs CREATE on the schema named in CONVEYOR_DATABASE_URL",
-    });
-  } finally {
-    client.release();
-  }
+  await createTablesLocked(pool, "conveyor.rate_limits", SCHEMA, "the shared rate-limit table");
 }
 
 function canceled(): ConveyorError {

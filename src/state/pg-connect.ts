@@ -120,3 +120,26 @@ export async function inTransaction<T>(pool: pg.Pool, body: (client: pg.PoolClie
     client.release();
   }
 }
+
+/**
+ * Creates tables outside the migrations (the cluster's, the shared rate
+ * limiter's) under a transaction-scoped advisory lock, so daemons starting
+ * together take turns; a failure is a `state` error naming `what`.
+ */
+export async function createTablesLocked(pool: pg.Pool, lock: string, sql: string, what: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lock]);
+    await client.query(sql);
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw new ConveyorError("state", `cannot create ${what} in PostgreSQL: ${(err as Error).message}`, {
+      cause: err,
+      hint: "the database user needs CREATE on the schema named in CONVEYOR_DATABASE_URL",
+    });
+  } finally {
+    client.release();
+  }
+}

@@ -312,31 +312,21 @@ export class SqliteStore implements StateStore {
 function indexedLogWhere(query: LogQuery): { where: string; args: string[] } {
   const where: string[] = [];
   const args: string[] = [];
-  if (query.account) {
-    where.push("account = ?");
-    args.push(query.account);
-  }
-  if (query.run) {
-    where.push("job_id = ?");
-    args.push(query.run);
-  }
+  const equals = (column: string, value: string | undefined): void => {
+    if (!value) return;
+    where.push(`${column} = ?`);
+    args.push(value);
+  };
+  equals("account", query.account);
+  equals("job_id", query.run);
   const identifiers = query.identifier ?? [];
   if (identifiers.length > 0) {
     where.push(`identifier IN (${identifiers.map(() => "?").join(", ")})`);
     args.push(...identifiers);
   }
-  if (query.request_id) {
-    where.push("request_id = ?");
-    args.push(query.request_id);
-  }
-  if (query.id) {
-    where.push("id = ?");
-    args.push(query.id);
-  }
+  equals("request_id", query.request_id);
+  equals("id", query.id);
   // job_id refines only next to a search field (logFilter); the identifier or request_id above is one.
-  if (query.job_id && (query.run || identifiers.length > 0 || query.request_id || query.id)) {
-    where.push("job_id = ?");
-    args.push(query.job_id);
-  }
+  if (query.run || identifiers.length > 0 || query.request_id || query.id) equals("job_id", query.job_id);
   return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", args };
 }

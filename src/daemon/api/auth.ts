@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { sendError, text } from "../../embedded/envelopes.js";
+import { sendError, text } from "../../http/envelopes.js";
 import type { AccountStore } from "../accounts.js";
 
 /** Routes open without credentials: probes and the metrics scrape. */

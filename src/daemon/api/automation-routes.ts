@@ -1,15 +1,45 @@
 import type { FastifyInstance } from "fastify";
-import { fields, text } from "../../embedded/envelopes.js";
-import type { AutomationKind } from "../definitions-store.js";
+import { badRequest, fields, text } from "../../http/envelopes.js";
+import type { Effective } from "../definitions.js";
+import type { AutomationKind, StoredAutomation } from "../definitions-store.js";
 import { accountOf, type ApiContext } from "./context.js";
-import { badRequest, LISTING_PARAMS, mutation, pathId, rejectUnknown } from "./query.js";
+import { LISTING_PARAMS, listing, mutation, pathId, rejectUnknown } from "./query.js";
 import { queueRun, type RunHolds } from "./run-request.js";
-import { customFetched, installedShape, statusShape } from "./shapes.js";
+import { customFetched, customListed, installedShape, statusShape } from "./shapes.js";
+
+type Json = Record<string, unknown>;
+
+/** Sort keys of the automation listings. */
+export const SORTABLE: Record<string, (item: Json) => string | number | null> = {
+  id: (a) => Number(a.id),
+  name: (a) => String(a.name),
+  slug: (a) => String(a.slug),
+  type: (a) => String(a.type),
+  action: (a) => String(a.action),
+  schedule: (a) => String(a.schedule),
+  created: (a) => String(a.created),
+  last_modified: (a) => String(a.last_modified),
+};
+
+/** The account's automations of one kind that still validate, filtered by the listing's `type` and `user_id`. */
+function listEffective(ctx: ApiContext, account: string, stored: StoredAutomation[], q: Record<string, string>): Effective[] {
+  if (q.user_id !== undefined && q.user_id !== account) return [];
+  const out: Effective[] = [];
+  for (const s of stored) {
+    try {
+      const e = ctx.definitions.effective(s);
+      if (q.type === undefined || q.type === e.automation.type || q.type === e.automation.action) out.push(e);
+    } catch (err) {
+      ctx.logger.warn({ automation: s.id, err: (err as Error).message }, "automation left out of the listing: it no longer validates");
+    }
+  }
+  return out;
+}
 
 /**
- * The routes custom and installed automations share (part 4.2): fetch by id,
- * delete, set one parameter, run, reset the status. Each looks the id up
- * within the caller's account only.
+ * The routes custom and installed automations share (part 4.2): the listing,
+ * fetch by id, delete, set one parameter, run, reset the status. Each looks
+ * the id up within the caller's account only.
  */
 export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, kind: AutomationKind): void {
   const base = `/v3/automations/${kind}/:id`;
@@ -17,6 +47,13 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
   // Without this a shutdown would sit out every `?wait=` still held, up to its full time.
   app.addHook("preClose", async () => {
     for (const hold of holds) hold.abort("shutdown");
+  });
+
+  app.get(`/v3/automations/${kind}`, async (request) => {
+    const q = rejectUnknown(request, LISTING_PARAMS);
+    const account = accountOf(request);
+    const items = listEffective(ctx, account, await ctx.definitions.list(account, kind), q).map(kind === "custom" ? customListed : installedShape);
+    return listing("automations", items, q, SORTABLE, ctx.now());
   });
 
   app.get(base, async (request) => {

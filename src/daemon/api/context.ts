@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Settings } from "../../config.js";
-import { text } from "../../embedded/envelopes.js";
+import { text } from "../../http/envelopes.js";
 import type { Logger } from "../../log.js";
 import type { StateStore } from "../../state/index.js";
 import type { AccountStore } from "../accounts.js";

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { badRequest, fields } from "../../embedded/envelopes.js";
+import { badRequest, fields } from "../../http/envelopes.js";
 
 /** The run flags of the seed (part 4.2) plus `force`: each is on or off, nothing else. */
 export const RUN_FLAGS = ["debug", "diff", "force", "notify"] as const;

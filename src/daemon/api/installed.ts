@@ -1,19 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { registerAutomationRoutes } from "./automation-routes.js";
+import { registerAutomationRoutes, SORTABLE } from "./automation-routes.js";
 import { accountOf, type ApiContext } from "./context.js";
-import { listEffective, SORTABLE } from "./custom.js";
 import { LISTING_PARAMS, listing, mutation, pathId, rejectUnknown } from "./query.js";
-import { installedShape, publishedShape } from "./shapes.js";
+import { publishedShape } from "./shapes.js";
 
-/** Installed automations and the published catalogue they come from (part 4.2). */
+/** Installed automations and the published catalogue they come from (part 4.2); the listing is among the shared routes. */
 export function registerInstalled(app: FastifyInstance, ctx: ApiContext): void {
-  app.get("/v3/automations/installed", async (request) => {
-    const q = rejectUnknown(request, LISTING_PARAMS);
-    const account = accountOf(request);
-    const items = listEffective(ctx, account, await ctx.definitions.list(account, "installed"), q).map(installedShape);
-    return listing("automations", items, q, SORTABLE, ctx.now());
-  });
-
   app.post("/v3/automations/installed", async (request) => {
     const created = await ctx.definitions.install(accountOf(request), request.body);
     ctx.logger.info({ event: "automation_installed", automation: created.id, account: created.account, shared_id: created.sharedId }, "published automation installed");

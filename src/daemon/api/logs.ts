@@ -1,37 +1,28 @@
 import type { FastifyInstance } from "fastify";
-import { logSearchParams } from "../../embedded/logs.js";
+import { badRequest } from "../../http/envelopes.js";
+import { LOG_TIMESTAMP, logInstance, logPage, logSearchParams, requireTimestampPair } from "../../http/log-params.js";
 import type { LogQuery } from "../../state/index.js";
 import { accountOf, type ApiContext } from "./context.js";
-import { badRequest } from "./query.js";
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 const KNOWN = [
   "start", "records", "identifier", "context", "integration", "instance", "request_id", "timestamp_start", "timestamp_end", "id",
   "channel_id", "action", "operation", "method", "type", "result", "job_id",
 ];
-
-function whole(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
-  if (value === undefined || value === "") return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw badRequest(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`);
-  return Number(value);
-}
 
 const list = (v: string | undefined): string[] | undefined => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : undefined);
 
 export function logQuery(p: Record<string, string>, account: string): LogQuery {
   const unknown = Object.keys(p).filter((k) => !KNOWN.includes(k));
   if (unknown.length > 0) throw badRequest(`unknown log search parameter${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}; valid parameters: ${KNOWN.join(", ")}`);
-  if ((p.timestamp_start === undefined) !== (p.timestamp_end === undefined)) throw badRequest("timestamp_start and timestamp_end are sent as a pair: give both");
+  requireTimestampPair(p);
   for (const k of ["timestamp_start", "timestamp_end"]) {
     const v = p[k];
-    if (v !== undefined && !TIMESTAMP.test(v)) throw badRequest(`${k} takes the format Y-m-d H:i:s, e.g. 2026-01-31 23:59:00, not ${JSON.stringify(v)}`);
+    if (v !== undefined && !LOG_TIMESTAMP.test(v)) throw badRequest(`${k} takes the format Y-m-d H:i:s, e.g. 2026-01-31 23:59:00, not ${JSON.stringify(v)}`);
   }
-  const instance = p.instance === undefined ? undefined : whole(p.instance, "instance", 0, Number.MAX_SAFE_INTEGER, 0);
-  if (instance === 1) throw badRequest("instance is 0 or a number 2 or greater");
+  const instance = p.instance === undefined ? undefined : logInstance(p.instance);
   return {
     account,
-    start: whole(p.start, "start", 0, Number.MAX_SAFE_INTEGER, 0),
-    records: whole(p.records, "records", 1, 50, 20),
+    ...logPage(p),
     identifier: list(p.identifier),
     context: list(p.context),
     integration: list(p.integration),

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { HttpError, fields, text } from "../../embedded/envelopes.js";
+import { badRequest, fields, text, wholeNumber } from "../../http/envelopes.js";
 import { checkRunFlags } from "./flags.js";
 
 /** The query parameters a v3 listing accepts (seed part 7); anything else is a 400 that names it. */
@@ -32,8 +32,7 @@ export function rejectUnknown(request: FastifyRequest, valid: readonly string[])
   const q = query(request);
   const unknown = Object.keys(q).filter((k) => !valid.includes(k));
   if (unknown.length > 0) {
-    const message = `unknown query parameter${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}; valid parameters: ${valid.join(", ")}`;
-    throw new HttpError(400, message, [{ message, code: 1 }]);
+    throw badRequest(`unknown query parameter${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}; valid parameters: ${valid.join(", ")}`);
   }
   checkRunFlags(request);
   for (const name of LISTING_SWITCHES) {
@@ -43,14 +42,8 @@ export function rejectUnknown(request: FastifyRequest, valid: readonly string[])
   return q;
 }
 
-export function badRequest(message: string): HttpError {
-  return new HttpError(400, message, [{ message, code: 1 }]);
-}
-
 export function positiveInt(value: string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined || value === "") return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw badRequest(`${name} must be a whole number from 1 to ${max}, not ${JSON.stringify(value)}`);
-  return Number(value);
+  return wholeNumber(value, name, 1, max, fallback);
 }
 
 /** Path `id` is a number (part 4.2). */

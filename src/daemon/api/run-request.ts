@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { HttpError } from "../../embedded/envelopes.js";
+import { HttpError, badRequest } from "../../http/envelopes.js";
 import { toConveyorError } from "../../errors.js";
 import type { RunRequest } from "../types.js";
 import type { ApiContext } from "./context.js";
 import { checkRunFlags, waitSeconds } from "./flags.js";
-import { badRequest, rejectUnknown } from "./query.js";
+import { rejectUnknown } from "./query.js";
 import { awaitRun } from "./run-wait.js";
 import { runView } from "./runs.js";
 

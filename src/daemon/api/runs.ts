@@ -1,10 +1,10 @@
 import path from "node:path";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { runJson } from "../../cli-output/summary.js";
-import { HttpError, fields, text } from "../../embedded/envelopes.js";
+import { HttpError, badRequest, fields, text } from "../../http/envelopes.js";
 import { isDebugFileName, type RunMode, type RunRecord } from "../../state/index.js";
 import { accountOf, type ApiContext } from "./context.js";
-import { badRequest, positiveInt, rejectUnknown } from "./query.js";
+import { positiveInt, rejectUnknown } from "./query.js";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".json": "application/json; charset=utf-8",

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { newFastify } from "../../embedded/fastify.js";
-import { HttpError, sendError, v3Error, validationFailure } from "../../embedded/envelopes.js";
-import { edgeRefusal, registerBodyLimits, type BodyLimits } from "../../embedded/json-body.js";
-import { Throttle, type RateLimits } from "../../embedded/throttle.js";
+import { newFastify } from "../../http/fastify.js";
+import { sendError } from "../../http/envelopes.js";
+import { registerBodyLimits, type BodyLimits } from "../../http/body.js";
+import { registerErrorReplies } from "../../http/errors.js";
+import { Throttle, type RateLimits } from "../../http/throttle.js";
 import { MAX_DEFINITION_BYTES } from "../../definition/index.js";
 import { maskSecrets } from "../../secrets.js";
 import { registerAuth } from "./auth.js";
@@ -40,16 +41,13 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
     ctx.metrics.observeRequest(request.method, reply.statusCode);
   });
 
-  app.setErrorHandler((thrown, request, reply) => {
-    const error = edgeRefusal(thrown, request) ?? thrown;
-    if (error instanceof HttpError) {
-      if (error.failed) return reply.code(error.statusCode).send(validationFailure(error.failed.map((f) => (typeof f === "string" ? maskSecrets(f) : { ...f, message: maskSecrets(f.message) }))));
-      return sendError(request, reply, error.statusCode, maskSecrets(error.message));
-    }
-    const status = typeof (error as { statusCode?: unknown }).statusCode === "number" ? (error as { statusCode: number }).statusCode : 500;
-    if (status >= 500) ctx.logger.error({ err: error, url: request.url.split("?")[0] }, "daemon API request failed");
-    const message = status >= 500 ? "internal error of the daemon; see its log" : maskSecrets((error as Error).message);
-    return reply.code(status).send(v3Error(message));
+  registerErrorReplies(app, {
+    v1: false,
+    mask: maskSecrets,
+    internal: "internal error of the daemon; see its log",
+    logger: ctx.logger,
+    logMessage: "daemon API request failed",
+    logUrl: (request) => request.url.split("?")[0] ?? request.url,
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, `no such operation: ${request.method} ${request.url.split("?")[0]}`));
   app.options("/*", async (_request, reply) => reply.code(204).header("Allow", "GET, POST, PATCH, PUT, DELETE, OPTIONS").send());

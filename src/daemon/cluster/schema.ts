@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ConveyorError } from "../../errors.js";
+import { createTablesLocked } from "../../state/pg-connect.js";
 
 /*
  * The cluster's own two tables, next to the state store's in its schema.
@@ -28,20 +28,6 @@ const SCHEMA = `
 
 /** Creates the tables; daemons starting together take turns through an advisory lock. */
 export async function ensureClusterSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.cluster'))");
-    await client.query(SCHEMA);
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw new ConveyorError("state", `cannot create the cluster tables in PostgreSQL: ${(err as Error).message}`, {
-      cause: err,
-      hint: "the database user needs CREATE on the schema named in CONVEYOR_DATABASE_URL",
-    });
-  } finally {
-    client.release();
-  }
+  await createTablesLocked(pool, "conveyor.cluster", SCHEMA, "the cluster tables");
 }
 

@@ -1,11 +1,13 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
-
 /**
  * The response envelopes of the seeds, in one place so every route answers in
  * the same shapes. v1 and v3 differ: v1 failures are `{result:'failure',
  * message, time}`, v3 simple errors `{result:'error', message}` and v3
  * validation failures `{results:{failed:{"0":{message, code}}}}`.
+ *
+ * @module
  */
+
+import type { FastifyReply, FastifyRequest } from "fastify";
 
 /** Unix seconds: the `time` of v1 envelopes (the seed does not show its format). */
 export function unixTime(now: number = Date.now()): number {

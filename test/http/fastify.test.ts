@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newFastify } from "../../src/embedded/fastify.js";
+import { newFastify } from "../../src/http/fastify.js";
 
 describe("newFastify", () => {
   it("serves routes without JSON schemas", async () => {

@@ -1,13 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { depthMessage, findPrototypeKey, jsonDepth, MAX_JSON_DEPTH, PROTOTYPE_KEYS, PROTOTYPE_KEYS_RULE, prototypeKeyMessage } from "../json-limits.js";
-import { HttpError } from "./envelopes.js";
-
 /**
  * The body and query limits both servers (the daemon API and the embedded
  * service) hold every request to, in one place: a JSON body is measured
  * before it is parsed, its keys and the query's keys are checked before a
  * handler sees them, and every route has a size limit of its own.
+ *
+ * @module
  */
+
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { depthMessage, findPrototypeKey, jsonDepth, MAX_JSON_DEPTH, PROTOTYPE_KEYS, PROTOTYPE_KEYS_RULE, prototypeKeyMessage } from "../json-limits.js";
+import { HttpError } from "./envelopes.js";
 
 /** A route prefix and the largest body it takes, in bytes; the first prefix that matches wins. */
 export type BodyLimits = ReadonlyArray<readonly [prefix: string, bytes: number]>;
