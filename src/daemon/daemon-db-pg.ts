@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db.js";
+import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
 import { PgDefinitionStore } from "./definitions-store-pg.js";
 
 class PgAccountRows implements AccountRows {

@@ -2,7 +2,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import { makePrivateDir, privateSqlite } from "../state/private-files.js";
-import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db.js";
+import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
 import { QUEUE_SCHEMA, SqliteQueueJournal } from "./daemon-db-queue.js";
 import { SqliteDefinitionStore } from "./definitions-store.js";
 

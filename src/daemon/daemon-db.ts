@@ -4,49 +4,9 @@ import { ConveyorError } from "../errors.js";
 import { isPostgresUrl, PostgresStore, type StateStore } from "../state/index.js";
 import { PgDaemonDb } from "./daemon-db-pg.js";
 import { SqliteDaemonDb } from "./daemon-db-sqlite.js";
-import type { DefinitionStore } from "./definitions-store.js";
-import type { QueueJournal } from "./daemon-db-queue.js";
+import type { DaemonDb } from "./daemon-db-types.js";
 
-/*
- * The daemon's own tables: accounts, automation definitions, alert
- * bookkeeping and a few flags. They sit next to the state store's tables in
- * the same database: the SQLite file of the data folder, or the PostgreSQL
- * schema every daemon of a cluster shares, so the automations API answers the
- * same from any of them. Every method is async so both fit, except those of
- * the SQLite-only queue journal (daemon-db-queue.ts says why).
- */
-
-export interface AccountRow {
-  api_user: string;
-  /** Encrypted with the worker's secret key; never the plain token. */
-  token: string;
-  created: string;
-  origin: string;
-}
-
-export interface AccountRows {
-  /** Inserts, or replaces the token and origin of an existing user (keeping its `created`). */
-  upsert(row: AccountRow): Promise<void>;
-  delete(apiUser: string): Promise<boolean>;
-  /** Ordered by API user. */
-  list(): Promise<Array<Omit<AccountRow, "token">>>;
-  token(apiUser: string): Promise<string | null>;
-}
-
-export interface DaemonDb {
-  accounts: AccountRows;
-  definitions: DefinitionStore;
-  /** The runs this daemon's queue accepted and that have not ended; null with PostgreSQL, whose cluster queue keeps them. */
-  queue: QueueJournal | null;
-  /** The reference of the last alert of this kind sent for the automation (silence: the time the feed was last seen). */
-  alertRef(automation: string, kind: string): Promise<string | null>;
-  setAlert(automation: string, kind: string, ref: string, sent: string): Promise<void>;
-  metaGet(key: string): Promise<string | null>;
-  metaSet(key: string, value: string): Promise<void>;
-  /** Stores the value unless the key has one; returns the value stored now (the first writer's). */
-  metaInit(key: string, value: string): Promise<string>;
-  close(): Promise<void>;
-}
+export type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
 
 /** The state database file the store uses: `<dataDir>/state.db`, or the file of a `sqlite:` URL. */
 export function stateDbFile(settings: { dataDir: string; databaseUrl: string | undefined }): string {

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { justBefore, type SkipRecord, type TimeColumn } from "./scheduler-state.js";
+import { justBefore, type SkipRecord, type TimeColumn } from "./fire-times.js";
 import type { SchedulerState } from "./types.js";
 
 /**

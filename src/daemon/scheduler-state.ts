@@ -5,12 +5,7 @@ import { makePrivateDir, privateSqlite } from "../state/private-files.js";
 import { PostgresStore, type StateStore } from "../state/index.js";
 import { PgSchedulerState } from "./scheduler-state-pg.js";
 import type { SchedulerState } from "./types.js";
-
-export interface SkipRecord {
-  fireTime: string;
-  reason: string;
-  recorded: string;
-}
+import { justBefore, type SkipRecord, type TimeColumn } from "./fire-times.js";
 
 /*
  * A file of its own (`scheduler.db` next to `state.db`) rather than a table in
@@ -22,9 +17,6 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS skips (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, fire_time TEXT NOT NULL,
     reason TEXT NOT NULL, recorded TEXT NOT NULL);
   CREATE INDEX IF NOT EXISTS skips_by_key ON skips (key, seq);`;
-
-/** The two times kept per automation: its last fire time and its last full run. */
-export type TimeColumn = "last_fire" | "last_full";
 
 /** Scheduler bookkeeping in SQLite, so a fire time missed while the daemon was down is caught up once. */
 export class SqliteSchedulerState implements SchedulerState {
@@ -118,9 +110,4 @@ export class SqliteSchedulerState implements SchedulerState {
 export function openSchedulerState(settings: { dataDir: string }, store: StateStore): SchedulerState & { close(): Promise<void> } {
   if (store instanceof PostgresStore) return new PgSchedulerState(store.pool);
   return SqliteSchedulerState.inDataDir(settings.dataDir);
-}
-
-/** One millisecond before a fire time: catch-up runs a fire time later than the last one dealt with. */
-export function justBefore(iso: string): string {
-  return new Date(Date.parse(iso) - 1).toISOString();
 }

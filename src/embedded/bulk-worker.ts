@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import type { ServiceContext } from "./context.js";
+import type { ServiceCore } from "./service-core.js";
 import { csvLine, csvRows, openCsv, type UploadEncoding } from "./csv.js";
 import { applyItemChange, isIdentifierField, isItemAction, ITEM_ACTIONS } from "./item-ops.js";
 import type { ChangeSource } from "./log-store.js";
@@ -47,7 +47,7 @@ export class BulkQueue {
   private stopping = false;
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: ServiceCore,
     private readonly options: BulkWorkerOptions,
   ) {}
 

@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
-import type { ServiceContext } from "./context.js";
+import type { ServiceCore } from "./service-core.js";
 import { csvLine } from "./csv.js";
 import { ADDRESS_FIELDS, ITEM_FIELDS, ORDER_READ_FIELDS, SHIPMENT_FIELDS } from "./order-model.js";
 import { matchOrder } from "./order-search.js";
@@ -83,7 +83,7 @@ function isIdentifierField(column: string): column is IdentifierField {
 export class ExportRunner {
   private readonly running = new Set<Promise<void>>();
 
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(private readonly ctx: ServiceCore) {}
 
   job(bulkFile: string): ExportJob | undefined {
     return this.ctx.db.prepare("SELECT * FROM exports WHERE bulk_file = ?").get(bulkFile) as ExportJob | undefined;

@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Database as Db } from "better-sqlite3";
 
 /**
  * Webhook endpoints, messages and deliveries in the service's SQLite file, so
