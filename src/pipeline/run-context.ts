@@ -10,7 +10,7 @@ import type { ConveyorError } from "../errors.js";
 import type { ServiceClient } from "../service/index.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
-import type { GuardTrip } from "./guards.js";
+import type { GuardTrip } from "./import/guards.js";
 import type { RunRecorder } from "./recorder.js";
 
 export interface RunContext {
