@@ -15,7 +15,7 @@
  */
 
 import type { Order, ServiceClient } from "../../service/index.js";
-import type { SelectedRow } from "./select.js";
+import type { SelectedRow } from "./selected.js";
 
 const OBJECTS = ["billing", "shipping"] as const;
 const LISTS = ["items", "shipments", "refunds"] as const;

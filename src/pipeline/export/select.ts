@@ -2,7 +2,7 @@
  * Step 2 of an export run (runs.md): the service records that go out, as a
  * stream. Products come from one bulk export of only the fields the mapping
  * and the actions read; orders page by page through `GET /v3/orders`
- * (export-orders.ts); fitment is the products in scope, one row per vehicle
+ * (orders.ts); fitment is the products in scope, one row per vehicle
  * entry of their `fitment` field (a JSON array of vehicle objects whose keys
  * become `fitment.<key>`: `fitment.year`, `fitment.make`, …).
  *
@@ -12,28 +12,10 @@
 import type { Automation, FileConfig } from "../../definition/index.js";
 import type { ServiceClient } from "../../service/index.js";
 import { selectOrders } from "./orders.js";
+import type { Selected } from "./selected.js";
 
 /** The product field that holds a part's vehicles. */
 export const FITMENT_FIELD = "fitment";
-
-export interface SelectedRow {
-  kind: "row";
-  /** The service record as the mapper reads it: nested parts as dotted keys (`billing.city`, `fitment.make`). */
-  record: Record<string, unknown>;
-  /** The output row's identity in the export snapshot. */
-  key: string;
-  /** What diffing treats as one unit: the order for order rows, else the row itself. */
-  group: string;
-}
-
-/** A service record that cannot become rows (a fitment value that is not JSON); the run goes on. */
-export interface SelectProblem {
-  kind: "problem";
-  identifier: string;
-  message: string;
-}
-
-export type Selected = SelectedRow | SelectProblem;
 
 export interface SelectInput {
   automation: Automation;
