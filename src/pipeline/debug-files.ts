@@ -18,10 +18,15 @@ import type { FailedRecords } from "./import/apply-products.js";
 import { ByteSink } from "./output/byte-sink.js";
 import { csvCell as cell } from "./output/csv-cell.js";
 import { keepMasked } from "./debug-mask.js";
-import type { SourcePlace } from "./import/failure-lines.js";
 import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./output/op-rows.js";
 import type { PlannedOp } from "./import/plan.js";
+
+/** Where in the feed a failed record stands: its file and line, for errors.csv. */
+export interface SourcePlace {
+  file: string;
+  line: number;
+}
 
 /** A kept file that had a secret masked: it is no longer the file the run read or would send. */
 export interface MaskedFile {

@@ -12,14 +12,10 @@
 
 import type { Automation, FileConfig } from "../../definition/index.js";
 import { eachRow, openReader } from "../../formats/index.js";
+import type { SourcePlace } from "../debug-files.js";
 import type { FailedRecords } from "./apply-products.js";
 import type { FetchedFile } from "./fetch.js";
 import { QUIET_DEBUG, readAndMap, readOptions } from "./read.js";
-
-export interface SourcePlace {
-  file: string;
-  line: number;
-}
 
 const MAX_LOOKUP = 10_000;
 
