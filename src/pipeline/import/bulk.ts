@@ -17,7 +17,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ConveyorError } from "../../errors.js";
 import { eachRow, openReader, type SourceRow } from "../../formats/index.js";
-import { emptyCounts, type RunCounts } from "../../state/index.js";
+import type { RunCounts } from "../../state/index.js";
 import { applyProductFiles } from "./apply-products.js";
 import type { BulkFile } from "../output/bulk-batcher.js";
 import { ByteSink } from "../output/byte-sink.js";
@@ -40,8 +40,7 @@ export async function openBulkFilePass(input: PassInput): Promise<PassStrategy> 
   await mkdir(folder, { recursive: true });
   let bulkFiles: BulkFile[] = [];
   return {
-    plan: async () => {
-      const counts = emptyCounts();
+    plan: async (counts) => {
       const files = await input.files;
       input.onStage?.("read", 0);
       const cutter = new BulkCutter(folder, input.bulkRows);
@@ -52,7 +51,7 @@ export async function openBulkFilePass(input: PassInput): Promise<PassStrategy> 
       }
       bulkFiles = cutter.files;
       for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
-      return { counts, facts: { rows: counts.rows, removals: 0, scopeSize: 0, removeConfigured: false } };
+      return { facts: { rows: counts.rows, removals: 0, scopeSize: 0, removeConfigured: false } };
     },
     apply: () => applyProductFiles({ client: input.client, files: bulkFiles, runId: input.runId, skipAll: input.config.skip_all, logs: input.logs, signal: input.signal, journal: input.journal }),
     places: (files, failed) => bulkFilePlaces(input, files, failed),

@@ -14,7 +14,7 @@ import { ConveyorError } from "../../errors.js";
 import { OrderGrouper, checkOrderValues, type ImportMapper, type OrderDraft } from "../../mapping/index.js";
 import type { SourceRow } from "../../formats/index.js";
 import type { Order } from "../../service/index.js";
-import { emptyCounts, type RunCounts } from "../../state/index.js";
+import type { RunCounts } from "../../state/index.js";
 import { applyOrderBodies } from "./apply-orders.js";
 import type { ApplyResult } from "./apply-products.js";
 import { OrderBodyBatcher, type OrderBody } from "./order-bodies.js";
@@ -71,13 +71,12 @@ export async function openOrderPass(input: PassInput): Promise<PassStrategy> {
   await mkdir(path.join(input.workDir, "bodies"), { recursive: true });
   let planned: PlannedOrders = { committable: [], bodies: [] };
   return {
-    plan: async () => {
-      const counts = emptyCounts();
+    plan: async (counts) => {
       const read = await readOrders(input, counts);
-      if (!read) return { counts, facts: null };
+      if (!read) return { facts: null };
       const { facts, ...orders } = await planOrders(input, counts, read);
       planned = orders;
-      return { counts, facts };
+      return { facts };
     },
     apply: () => applyOrderBodies({ client: input.client, bodies: planned.bodies, logs: input.logs, signal: input.signal, journal: input.journal }),
     commit: (apply) => commitSnapshot(input, planned, apply),

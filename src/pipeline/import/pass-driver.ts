@@ -10,7 +10,7 @@
 
 import type { Automation, FileConfig } from "../../definition/index.js";
 import type { ServiceClient } from "../../service/index.js";
-import type { RunCounts, StateStore } from "../../state/index.js";
+import { addCounts, emptyCounts, type RunCounts, type StateStore } from "../../state/index.js";
 import type { ApplyJournal } from "../apply-journal.js";
 import type { ApplyResult, FailedRecords } from "./apply-products.js";
 import type { DebugFiles, SourcePlace } from "../debug-files.js";
@@ -49,10 +49,8 @@ export interface PassInput {
 /** What the guards weigh besides the pass's row errors and the file config's limits. */
 export type GuardFacts = Pick<GuardInput, "rows" | "cutAt" | "firstError" | "removals" | "scopeSize" | "removeConfigured">;
 
-/** What read, scope and plan leave for the driver. */
+/** What read, scope and plan leave for the driver (the counts are in the pass's tally). */
 export interface PassPlan {
-  /** This pass's counts, which the driver adds to the run's. */
-  counts: RunCounts;
   /** Null when no file got as far as its header: there is nothing to guard or apply. */
   facts: GuardFacts | null;
   /** Files to send, when apply reports its progress file by file. */
@@ -61,7 +59,13 @@ export interface PassPlan {
 
 /** The steps in which products, orders and bulk files differ. */
 export interface PassStrategy {
-  plan(): Promise<PassPlan>;
+  /**
+   * Read, scope and plan. `counts` is the pass's tally, which the driver owns
+   * and the strategy adds to as it goes: the run's heartbeat shows it growing
+   * during a long plan, and a pass that fails partway still leaves what it
+   * counted (its row errors) in the failed run's record.
+   */
+  plan(counts: RunCounts): Promise<PassPlan>;
   apply(onFile: (done: number, total: number) => void): Promise<ApplyResult>;
   /** Where the failed records stand in the feed, for errors.csv. */
   places?(files: readonly FetchedFile[], failed: FailedRecords): Promise<Map<string, SourcePlace>>;
@@ -75,6 +79,8 @@ export interface PassRun {
   input: PassInput;
   /** The run's counts: the driver adds each pass's to them. */
   counts: RunCounts;
+  /** Shown the pass's tally while it plans, then null once the tally has joined `counts`: the run's heartbeat adds it in. */
+  underWay?: (pass: Readonly<RunCounts> | null) => void;
   open(input: PassInput): Promise<PassStrategy>;
   /** The ledger and after_import, for files a live pass applied without a fatal error. */
   ledger(files: readonly FetchedFile[]): Promise<void>;
@@ -85,25 +91,24 @@ export interface ImportPassResult {
   apply: ApplyResult | null;
 }
 
-export async function runPass({ input, counts, open, ledger }: PassRun): Promise<ImportPassResult> {
+export async function runPass({ input, counts, underWay, open, ledger }: PassRun): Promise<ImportPassResult> {
   const { config } = input;
   const strategy = await open(input);
-  let plan: PassPlan;
+  const tally = emptyCounts();
   let apply: ApplyResult;
   try {
-    plan = await strategy.plan();
-    addCounts(counts, plan.counts);
+    const plan = await planCounted(strategy, tally, counts, underWay);
     if (!plan.facts) return { guard: null, apply: null };
     const rows = plan.facts.rows;
     // The run's counts add up every file config; error_limit weighs this pass's errors against this pass's rows.
-    const guard = checkGuards({ ...plan.facts, rowErrors: plan.counts.row_errors, removeLimit: config.remove_limit, errorLimit: config.error_limit, force: input.force });
+    const guard = checkGuards({ ...plan.facts, rowErrors: tally.row_errors, removeLimit: config.remove_limit, errorLimit: config.error_limit, force: input.force });
     if (guard || !input.live) return { guard, apply: null };
 
     const total = plan.applyFiles;
     input.onStage?.("apply", rows, total === undefined ? undefined : { done: 0, total });
     apply = await strategy.apply((done, all) => input.onStage?.("apply", rows, { done, total: all }));
     counts.failed += apply.failed.size;
-    plan.counts.failed += apply.failed.size;
+    tally.failed += apply.failed.size;
     const files = await input.files;
     await input.debug.addFailures(apply.failed, strategy.places ? await strategy.places(files, apply.failed) : undefined);
     faultPoint("after-apply");
@@ -116,8 +121,19 @@ export async function runPass({ input, counts, open, ledger }: PassRun): Promise
     await strategy.close?.();
   }
   // A file of which nothing could be applied stays where it is, unrecorded: the next run tries it again.
-  if (!apply.error && !failedThrough(plan.counts)) await ledger(await input.files);
+  if (!apply.error && !failedThrough(tally)) await ledger(await input.files);
   return { guard: null, apply };
+}
+
+/** The strategy's plan with the pass's tally on show; the tally joins the run's counts however the plan ends. */
+async function planCounted(strategy: PassStrategy, tally: RunCounts, counts: RunCounts, underWay: PassRun["underWay"]): Promise<PassPlan> {
+  underWay?.(tally);
+  try {
+    return await strategy.plan(tally);
+  } finally {
+    underWay?.(null);
+    addCounts(counts, tally);
+  }
 }
 
 /** Step 9: the strategy puts what was applied; a full run then forgets what it did not see. */
@@ -126,10 +142,6 @@ async function commitSnapshot(input: PassInput, commit: (apply: ApplyResult) => 
   const started = new Date().toISOString();
   await commit(apply);
   if (!input.diff) await input.store.snapshotPruneBefore(input.snapshotKey, started);
-}
-
-function addCounts(total: RunCounts, pass: RunCounts): void {
-  for (const key of Object.keys(pass) as Array<keyof RunCounts>) total[key] += pass[key];
 }
 
 /** The pass failed every record it meant to change (refused by the service, or rows in error) and left none unchanged. */

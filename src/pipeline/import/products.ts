@@ -13,7 +13,7 @@ import type { FileConfig } from "../../definition/index.js";
 import type { SourceRow } from "../../formats/index.js";
 import { mappedFields, type ImportMapper } from "../../mapping/index.js";
 import { parseSearch, searchFields } from "../../search/index.js";
-import { emptyCounts } from "../../state/index.js";
+import type { RunCounts } from "../../state/index.js";
 import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
 import type { BulkFile } from "../output/bulk-batcher.js";
 import type { FetchedFile } from "./fetch.js";
@@ -69,8 +69,8 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const scope = startProductScope(input.client, config, scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
   let bulkFiles: BulkFile[] = [];
   return {
-    plan: async () => {
-      const planned = await planProducts(input, work, repeats, output, scope);
+    plan: async (counts) => {
+      const planned = await planProducts(input, counts, work, repeats, output, scope);
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },
@@ -98,9 +98,8 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   };
 }
 
-async function planProducts(input: PassInput, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
+async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
   const { config } = input;
-  const counts = emptyCounts();
   const files = await input.files;
   input.onStage?.("read", 0);
   const plan = planConfig(config);
@@ -158,7 +157,7 @@ async function planProducts(input: PassInput, work: WorkDb, repeats: RepeatFinde
   counts.rows += read.rows;
   counts.row_errors += read.rowErrors;
   counts.skipped += read.skipped;
-  if (!read.mapper || !current.planner) return { plan: { counts, facts: null }, bulkFiles: [] };
+  if (!read.mapper || !current.planner) return { plan: { facts: null }, bulkFiles: [] };
   let done = current.planner;
   if (repeated) {
     done = await planAgain(input, files, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
@@ -174,7 +173,7 @@ async function planProducts(input: PassInput, work: WorkDb, repeats: RepeatFinde
   if (planned) input.debug.notePlan();
   for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
   const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals: done.removals, scopeSize, removeConfigured: config.remove !== undefined };
-  return { plan: { counts, facts, applyFiles: bulkFiles.length }, bulkFiles };
+  return { plan: { facts, applyFiles: bulkFiles.length }, bulkFiles };
 }
 
 function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number): PlannerOptions {

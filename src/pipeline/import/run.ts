@@ -69,6 +69,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
           onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
         },
         counts: recorder.counts,
+        underWay: (pass) => recorder.passUnderWay(pass),
         open,
         ledger: (fetched) => source.finish(config, index, fetched),
       });

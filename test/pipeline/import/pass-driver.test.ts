@@ -1,20 +1,21 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { FileConfig } from "../../../src/definition/index.js";
 import { ConveyorError } from "../../../src/errors.js";
 import type { ApplyResult } from "../../../src/pipeline/import/apply-products.js";
 import { DebugFiles } from "../../../src/pipeline/debug-files.js";
 import type { FetchedFile } from "../../../src/pipeline/import/fetch.js";
 import { runPass, type PassInput, type PassPlan, type PassStrategy } from "../../../src/pipeline/import/pass-driver.js";
-import { emptyCounts, type RunCounts, type StateStore } from "../../../src/state/index.js";
+import { RunRecorder } from "../../../src/pipeline/recorder.js";
+import { addCounts, emptyCounts, type RunCounts, type RunRecord, type StateStore } from "../../../src/state/index.js";
 
 /**
  * The driver's share of a pass, with a strategy that only reports what it
  * is asked to do: counts recorded once, guards on the pass's own errors,
- * the ledger only for a pass that applied something, and the strategy
- * closed however the pass ends.
+ * the ledger only for a pass that applied something, the strategy closed
+ * however the pass ends, and the pass's tally on show while it plans.
  */
 const dir = mkdtempSync(path.join(tmpdir(), "conveyor-driver-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,10 +30,20 @@ function applied(failed: string[], error: ApplyResult["error"] = null): ApplyRes
   return { succeeded: 0, failed: new Map(failed.map((id) => [id, "refused"])), error, writes: 1 };
 }
 
+/** A plan as the fake strategy hands it over: `counts` go into the driver's tally as the plan ends. */
+type Planned = PassPlan & { counts?: RunCounts };
+
+interface RunOptions {
+  live?: boolean;
+  apply?: ApplyResult;
+  runCounts?: RunCounts;
+  underWay?: (pass: Readonly<RunCounts> | null) => void;
+}
+
 interface Scene {
   steps: string[];
   ledger: Array<readonly FetchedFile[]>;
-  run(plan: PassPlan | (() => Promise<PassPlan>), options?: { live?: boolean; apply?: ApplyResult; runCounts?: RunCounts }): Promise<Awaited<ReturnType<typeof runPass>>>;
+  run(plan: Planned | ((tally: RunCounts) => Promise<Planned>), options?: RunOptions): Promise<Awaited<ReturnType<typeof runPass>>>;
 }
 
 async function scene(): Promise<Scene> {
@@ -44,12 +55,14 @@ async function scene(): Promise<Scene> {
   return {
     steps,
     ledger,
-    async run(plan, { live = true, apply = applied([]), runCounts = emptyCounts() } = {}) {
+    async run(plan, { live = true, apply = applied([]), runCounts = emptyCounts(), underWay } = {}) {
       const input = { config, files: Promise.resolve([FILE]), debug, store, snapshotKey: "k#0", live, diff: false, force: false } as unknown as PassInput;
       const strategy: PassStrategy = {
-        plan: async () => {
+        plan: async (tally) => {
           steps.push("plan");
-          return typeof plan === "function" ? plan() : plan;
+          const planned = typeof plan === "function" ? await plan(tally) : plan;
+          if (planned.counts) addCounts(tally, planned.counts);
+          return planned;
         },
         apply: async () => {
           steps.push("apply");
@@ -58,7 +71,7 @@ async function scene(): Promise<Scene> {
         commit: async () => void steps.push("commit"),
         close: async () => void steps.push("close"),
       };
-      return runPass({ input, counts: runCounts, open: async () => strategy, ledger: async (files) => void ledger.push(files) });
+      return runPass({ input, counts: runCounts, ...(underWay ? { underWay } : {}), open: async () => strategy, ledger: async (files) => void ledger.push(files) });
     },
   };
 }
@@ -107,5 +120,65 @@ describe("the pass driver", () => {
     const s = await scene();
     await expect(s.run(() => Promise.reject(new Error("bad header")))).rejects.toThrow("bad header");
     expect(s.steps).toEqual(["plan", "close"]);
+  });
+
+  it("shows the pass's tally while it plans, then hands it to the run's counts", async () => {
+    const s = await scene();
+    const runCounts = counts({ rows: 5, create: 5 });
+    let shown: Readonly<RunCounts> | null = null;
+    const seen: Array<number | null> = [];
+    const look = (): void => void seen.push(shown === null ? null : shown.rows + shown.row_errors);
+    await s.run(
+      async (tally) => {
+        look();
+        tally.rows += 3;
+        look();
+        tally.rows += 4;
+        tally.row_errors += 1;
+        tally.create += 6;
+        look();
+        return { facts: { ...FACTS, rows: 7 } };
+      },
+      { runCounts, underWay: (pass) => (shown = pass) },
+    );
+    // The run's own counts are untouched while the pass plans: only the tally grows.
+    expect(seen).toEqual([0, 3, 8]);
+    expect(shown).toBeNull();
+    expect(runCounts).toMatchObject({ rows: 12, row_errors: 1, create: 11 });
+  });
+
+  it("a pass that fails partway leaves what it counted in the run's counts", async () => {
+    const s = await scene();
+    const runCounts = counts({ rows: 5, create: 5 });
+    const failing = async (tally: RunCounts): Promise<Planned> => {
+      tally.rows += 4;
+      tally.row_errors += 2;
+      throw new ConveyorError("file_format", "feed.csv: the file ends inside a record");
+    };
+    await expect(s.run(failing, { runCounts })).rejects.toThrow("ends inside a record");
+    expect(runCounts).toMatchObject({ rows: 9, row_errors: 2, create: 5 });
+    expect(s.steps).toEqual(["plan", "close"]);
+  });
+
+  it("the heartbeat writes the run's counts with the tally of the pass under way", async () => {
+    vi.useFakeTimers();
+    try {
+      const beats: Array<Partial<RunRecord>> = [];
+      const store = { createRun: async () => undefined, updateRun: async (_id: string, patch: Partial<RunRecord>) => void beats.push(patch) } as unknown as StateStore;
+      const recorder = await RunRecorder.start(store, { automation: "a", account: "acc", mode: "prod", trigger: "manual", diff: false, force: false, notify: false, email: null });
+      recorder.counts.rows = 5;
+      const tally = counts({ rows: 2, row_errors: 1 });
+      recorder.passUnderWay(tally);
+      tally.rows += 1;
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(beats.at(-1)?.counts).toMatchObject({ rows: 8, row_errors: 1 });
+      expect(recorder.counts).toMatchObject({ rows: 5, row_errors: 0 });
+      recorder.passUnderWay(null);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(beats.at(-1)?.counts).toMatchObject({ rows: 5, row_errors: 0 });
+      await recorder.finish("failed");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
