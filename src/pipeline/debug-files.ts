@@ -14,13 +14,13 @@ import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
 import { count } from "../plural.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
-import type { FailedRecords } from "./import/apply-products.js";
+import type { FailedRecords } from "./apply-journal.js";
 import { ByteSink } from "./output/byte-sink.js";
 import { csvCell as cell } from "./output/csv-cell.js";
 import { keepMasked } from "./debug-mask.js";
 import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./output/op-rows.js";
-import type { PlannedOp } from "./import/plan.js";
+import type { PlannedOp } from "./planned-op.js";
 
 /** Where in the feed a failed record stands: its file and line, for errors.csv. */
 export interface SourcePlace {

@@ -10,22 +10,9 @@
 import { createReadStream } from "node:fs";
 import { toConveyorError, type ConveyorError } from "../../errors.js";
 import { csvRowPages, mayHaveReached, type ServiceClient } from "../../service/index.js";
-import { NO_JOURNAL, productKind, type ApplyJournal } from "../apply-journal.js";
+import { NO_JOURNAL, productKind, type ApplyJournal, type FailedRecords } from "../apply-journal.js";
 import type { BulkFile } from "../output/bulk-batcher.js";
 import type { LogWriter } from "../logs.js";
-
-/**
- * Records whose change did not stand, and why. A Map serves a few; a product
- * run keeps them in its work database, because a service that refuses a
- * whole feed fails every one of its million rows.
- */
-export interface FailedRecords {
-  set(identifier: string, message: string): unknown;
-  has(identifier: string): boolean;
-  readonly size: number;
-  /** Each failed record and its message, in the order they failed: errors.csv and the run record's failures. */
-  entries(): Iterable<[string, string]>;
-}
 
 export interface ApplyResult {
   succeeded: number;

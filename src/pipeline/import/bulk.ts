@@ -25,7 +25,7 @@ import { csvCell } from "../output/csv-cell.js";
 import { bulkFilePlaces } from "./failure-lines.js";
 import type { FetchedFile } from "./fetch.js";
 import { reportRowError, type PassInput, type PassStrategy } from "./pass-driver.js";
-import type { OpKind, PlannedOp, ProductAction } from "./plan.js";
+import type { OpKind, PlannedOp, ProductAction } from "../planned-op.js";
 import { readOptions } from "./read.js";
 
 const KIND: Record<ProductAction, OpKind> = { add: "create", start: "create", edit: "update", relist: "update", end: "remove", delete: "remove" };

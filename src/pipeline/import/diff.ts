@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { FieldChange } from "../planned-op.js";
+
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 export function sameValue(a: string | null | undefined, b: string | null | undefined, tolerance = 0): boolean {
@@ -14,14 +16,6 @@ export function sameValue(a: string | null | undefined, b: string | null | undef
   if (x === y) return true;
   if (DECIMAL.test(x) && DECIMAL.test(y)) return Math.abs(Number(x) - Number(y)) <= tolerance;
   return false;
-}
-
-export interface FieldChange {
-  field: string;
-  before: string | null;
-  after: string;
-  /** The service holds this value already (read in the scope, equal as `sameValue` compares): plan.csv says `same`. */
-  same?: boolean;
 }
 
 export interface DiffOptions {

@@ -13,7 +13,7 @@
 import type { Automation, FileConfig } from "../../definition/index.js";
 import { eachRow, openReader } from "../../formats/index.js";
 import type { SourcePlace } from "../debug-files.js";
-import type { FailedRecords } from "./apply-products.js";
+import type { FailedRecords } from "../apply-journal.js";
 import type { FetchedFile } from "./fetch.js";
 import { QUIET_DEBUG, readAndMap, readOptions } from "./read.js";
 

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { GuardTrip } from "../run-context.js";
+
 export type Limit = { kind: "count"; value: number } | { kind: "share"; value: number };
 
 export interface GuardInput {
@@ -22,13 +24,6 @@ export interface GuardInput {
   removeLimit: Limit;
   errorLimit: Limit;
   force: boolean;
-}
-
-export interface GuardTrip {
-  name: "empty_feed" | "cut_feed" | "remove_limit" | "error_limit";
-  message: string;
-  /** An empty feed never removes anything, forced or not. */
-  forceable: boolean;
 }
 
 function describeLimit(limit: Limit): string {

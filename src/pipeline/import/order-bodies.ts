@@ -20,7 +20,7 @@ import path from "node:path";
 import type { OrderBulk } from "../../service/index.js";
 import type { Entry } from "./order-lines.js";
 import type { OrderWrite } from "./plan-orders.js";
-import type { OrderAction } from "./plan.js";
+import type { OrderAction } from "../planned-op.js";
 
 export const MAX_ORDERS_PER_BODY = 200;
 

@@ -20,7 +20,8 @@
  */
 
 import type { ShipmentDraft } from "../../mapping/index.js";
-import { sameValue, type FieldChange } from "./diff.js";
+import type { FieldChange } from "../planned-op.js";
+import { sameValue } from "./diff.js";
 
 export type Entry = Record<string, string>;
 

@@ -11,12 +11,13 @@
 import type { Automation, FileConfig } from "../../definition/index.js";
 import type { ServiceClient } from "../../service/index.js";
 import { addCounts, emptyCounts, type RunCounts, type StateStore } from "../../state/index.js";
-import type { ApplyJournal } from "../apply-journal.js";
-import type { ApplyResult, FailedRecords } from "./apply-products.js";
+import type { ApplyJournal, FailedRecords } from "../apply-journal.js";
+import type { ApplyResult } from "./apply-products.js";
 import type { DebugFiles, SourcePlace } from "../debug-files.js";
 import { faultPoint } from "../faults.js";
 import type { FetchedFile } from "./fetch.js";
-import { checkGuards, type GuardInput, type GuardTrip } from "./guards.js";
+import type { GuardTrip } from "../run-context.js";
+import { checkGuards, type GuardInput } from "./guards.js";
 import { notPlannedLog, type LogWriter } from "../logs.js";
 
 export type PassStage = "read" | "scope" | "plan" | "apply" | "commit";

@@ -16,9 +16,9 @@
 
 import type { OrderDraft } from "../../mapping/index.js";
 import type { Order } from "../../service/index.js";
-import { changedFields, type FieldChange } from "./diff.js";
+import type { FieldChange, OrderAction, PlannedOp } from "../planned-op.js";
+import { changedFields } from "./diff.js";
 import { matchList, serviceEntries, shipmentEntry, type Entry } from "./order-lines.js";
-import type { OrderAction, PlannedOp } from "./plan.js";
 
 export interface OrderPlanConfig {
   identifier: string;

@@ -5,22 +5,8 @@
  * @module
  */
 
-import { changedFields, type FieldChange } from "./diff.js";
-
-export type ProductAction = "start" | "add" | "edit" | "relist" | "end" | "delete";
-export type OrderAction = "create" | "update" | "archive";
-export type OpKind = "create" | "update" | "remove" | "unchanged" | "skipped";
-
-export interface PlannedOp {
-  kind: OpKind;
-  /** The service action; null for unchanged and skipped records. */
-  action: ProductAction | OrderAction | null;
-  identifier: string;
-  /** Source line or element number; null for removals (the file does not mention them). */
-  line: number | null;
-  changes: FieldChange[];
-  reason?: string;
-}
+import type { FieldChange, OpKind, PlannedOp, ProductAction } from "../planned-op.js";
+import { changedFields } from "./diff.js";
 
 export interface ProductPlanConfig {
   identifier: string;

@@ -12,7 +12,8 @@
 import type { SourceRow } from "../../formats/index.js";
 import type { ImportMapper } from "../../mapping/index.js";
 import type { StateStore } from "../../state/index.js";
-import { countSame, planProduct, planRemoval, type PlanCounts, type PlannedOp, type ProductPlanConfig, type SameCounts } from "./plan.js";
+import type { PlannedOp } from "../planned-op.js";
+import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import type { WorkDb } from "./workdb.js";
 
 /** Where planned operations go to be written (an OpWriter): a promise only when the writer is behind. */

@@ -12,7 +12,7 @@
 
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
-import type { FailedRecords } from "./apply-products.js";
+import type { FailedRecords } from "../apply-journal.js";
 
 export interface IncomingRow {
   seq: number;

@@ -11,7 +11,7 @@ import path from "node:path";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { OpRow } from "./op-rows.js";
-import type { OpKind } from "../import/plan.js";
+import type { OpKind } from "../planned-op.js";
 
 export interface BulkFile {
   /** `bulk-<n>.csv`, numbered in the order files were started. */

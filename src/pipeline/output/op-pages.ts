@@ -13,7 +13,7 @@
  */
 
 import type { OpRow } from "./op-rows.js";
-import type { OpKind, PlannedOp } from "../import/plan.js";
+import type { OpKind, PlannedOp } from "../planned-op.js";
 
 export interface OpPage {
   columns: Array<{ id: number; names: string[] }>;

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { hasSecret, maskSecrets } from "../../secrets.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell as cell } from "./csv-cell.js";
-import type { OpKind, PlannedOp } from "../import/plan.js";
+import type { OpKind, PlannedOp } from "../planned-op.js";
 
 /**
  * A planned operation as the files of a run see it (plan.csv, bulk files):

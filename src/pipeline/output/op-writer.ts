@@ -15,7 +15,7 @@ import { secretCount, secretValues } from "../../secrets.js";
 import { startThread } from "../../thread.js";
 import type { OpFilesOptions, OpFilesResult } from "./op-files.js";
 import { OpPageEncoder, type OpPage } from "./op-pages.js";
-import type { PlannedOp } from "../import/plan.js";
+import type { PlannedOp } from "../planned-op.js";
 
 export type ToThread = { type: "page"; page: OpPage; secrets?: string[] } | { type: "finish" } | { type: "discard" };
 export type FromThread = { type: "done" } | { type: "finished"; result: OpFilesResult } | { type: "discarded" } | { type: "failed"; message: string };

@@ -7,7 +7,7 @@ import { OpFiles } from "../../../src/pipeline/output/op-files.js";
 import { OpPageDecoder, OpPageEncoder } from "../../../src/pipeline/output/op-pages.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
 import { OpWriter } from "../../../src/pipeline/output/op-writer.js";
-import type { PlannedOp } from "../../../src/pipeline/import/plan.js";
+import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
 import { MASK, registerSecret } from "../../../src/secrets.js";
 
 /** The writer thread of a product pass: what crosses to it, and what it writes. */

@@ -8,7 +8,7 @@ import { ByteSink } from "../../../src/pipeline/output/byte-sink.js";
 import { csvCell } from "../../../src/pipeline/output/csv-cell.js";
 import { DebugFiles } from "../../../src/pipeline/debug-files.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
-import type { PlannedOp } from "../../../src/pipeline/import/plan.js";
+import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
 import { hasSecret, MASK, registerSecret } from "../../../src/secrets.js";
 
 /** The files a run writes per record: plan.csv lines, bulk file groups, and the byte sink under both. */
