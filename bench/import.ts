@@ -34,7 +34,7 @@ import { tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
 import { eachRow, openReader } from "../src/formats/index.js";
-import { ledgerKey } from "../src/pipeline/fetch.js";
+import { ledgerKey } from "../src/pipeline/import/fetch.js";
 import { runAutomation, runFolder } from "../src/pipeline/run.js";
 import { SqliteStore } from "../src/state/sqlite.js";
 import { ServiceClient } from "../src/service/index.js";

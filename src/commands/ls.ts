@@ -5,7 +5,7 @@ import type { RemoteFile } from "../../connectors/types.js";
 import { loadSecretKey, resolveAutomation } from "../definition/index.js";
 import { ConveyorError } from "../errors.js";
 import { createLogger } from "../log.js";
-import { chooseFiles, ledgerKey } from "../pipeline/fetch.js";
+import { chooseFiles, ledgerKey } from "../pipeline/import/fetch.js";
 import { metadataStore } from "../pipeline/metadata.js";
 import { newRunId } from "../pipeline/recorder.js";
 import { openStore } from "../state/index.js";

@@ -38,3 +38,16 @@ export function productKind(action: string): AppliedKind {
 export function orderKind(action: "create" | "update" | "archive"): AppliedKind {
   return action === "create" ? "created" : action === "update" ? "updated" : "removed";
 }
+
+/**
+ * Records whose change did not stand, and why. A Map serves a few; a product
+ * run keeps them in its work database, because a service that refuses a
+ * whole feed fails every one of its million rows.
+ */
+export interface FailedRecords {
+  set(identifier: string, message: string): unknown;
+  has(identifier: string): boolean;
+  readonly size: number;
+  /** Each failed record and its message, in the order they failed: errors.csv and the run record's failures. */
+  entries(): Iterable<[string, string]>;
+}

@@ -14,14 +14,19 @@ import path from "node:path";
 import { openWriter, type RecordWriter } from "../formats/index.js";
 import { count } from "../plural.js";
 import { maskDeep, maskSecrets } from "../secrets.js";
-import type { FailedRecords } from "./apply-products.js";
-import { ByteSink } from "./byte-sink.js";
-import { csvCell as cell } from "./csv-cell.js";
+import type { FailedRecords } from "./apply-journal.js";
+import { ByteSink } from "./output/byte-sink.js";
+import { csvCell as cell } from "./output/csv-cell.js";
 import { keepMasked } from "./debug-mask.js";
-import type { SourcePlace } from "./failure-lines.js";
 import { FailureTally } from "./failure-tally.js";
-import { openPlanFile, opRow, PlanLines } from "./op-rows.js";
-import type { PlannedOp } from "./plan.js";
+import { openPlanFile, opRow, PlanLines } from "./output/op-rows.js";
+import type { PlannedOp } from "./planned-op.js";
+
+/** Where in the feed a failed record stands: its file and line, for errors.csv. */
+export interface SourcePlace {
+  file: string;
+  line: number;
+}
 
 /** A kept file that had a secret masked: it is no longer the file the run read or would send. */
 export interface MaskedFile {

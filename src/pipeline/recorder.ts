@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ConveyorError } from "../errors.js";
 import type { AppliedKind, ApplyJournal } from "./apply-journal.js";
 import { faultPoint } from "./faults.js";
-import { emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunApplied, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
+import { addCounts, emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunApplied, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
 
 /** Time-sortable and unique across daemons: `r20261121T101500-3f9a1c`. */
 export function newRunId(now = new Date()): string {
@@ -26,6 +26,7 @@ export class RunRecorder implements ApplyJournal {
   readonly record: RunRecord;
   private timer: NodeJS.Timeout | undefined;
   private readonly idle: string[] = [];
+  private underWay: Readonly<RunCounts> | null = null;
 
   private constructor(
     private readonly store: StateStore,
@@ -66,6 +67,23 @@ export class RunRecorder implements ApplyJournal {
 
   get counts(): RunCounts {
     return this.record.counts;
+  }
+
+  /**
+   * The tally of a pass still planning, which joins `counts` when its plan
+   * ends (null then): the heartbeat writes the two added up, so a long plan
+   * is seen growing without the pass writing into the run's counts.
+   */
+  passUnderWay(pass: Readonly<RunCounts> | null): void {
+    this.underWay = pass;
+  }
+
+  /** The run's counts with those of the pass under way added in. */
+  liveCounts(): RunCounts {
+    if (!this.underWay) return this.record.counts;
+    const sum = { ...this.record.counts };
+    addCounts(sum, this.underWay);
+    return sum;
   }
 
   addFile(file: RunFile): void {
@@ -141,7 +159,7 @@ export class RunRecorder implements ApplyJournal {
   private async beat(): Promise<void> {
     this.record.heartbeat = new Date().toISOString();
     await this.store
-      .updateRun(this.record.id, { heartbeat: this.record.heartbeat, counts: this.record.counts, requests: this.record.requests })
+      .updateRun(this.record.id, { heartbeat: this.record.heartbeat, counts: this.liveCounts(), requests: this.record.requests })
       .catch(() => undefined);
   }
 

@@ -10,7 +10,6 @@ import type { ConveyorError } from "../errors.js";
 import type { ServiceClient } from "../service/index.js";
 import type { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
-import type { GuardTrip } from "./guards.js";
 import type { RunRecorder } from "./recorder.js";
 
 export interface RunContext {
@@ -23,6 +22,14 @@ export interface RunContext {
   workDir: string;
   now: () => Date;
   stage: (stage: RunStage, rows?: number, files?: { done: number; total: number }) => void;
+}
+
+/** The guard that stopped an import before anything was written (import/guards.ts): part of the outcome run.ts decides. */
+export interface GuardTrip {
+  name: "empty_feed" | "cut_feed" | "remove_limit" | "error_limit";
+  message: string;
+  /** An empty feed never removes anything, forced or not. */
+  forceable: boolean;
 }
 
 export interface PassOutcome {

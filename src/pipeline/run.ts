@@ -14,9 +14,9 @@ import { newCounter } from "../service/index.js";
 import type { RunOutcome, RunRecord } from "../state/index.js";
 import { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
-import { runExport } from "./export-run.js";
+import { runExport } from "./export/run.js";
 import { failedRecordsError } from "./failure-tally.js";
-import { runImport } from "./import-run.js";
+import { runImport } from "./import/run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
 import type { PassOutcome } from "./run-context.js";
 

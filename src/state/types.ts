@@ -122,6 +122,11 @@ export function emptyCounts(): RunCounts {
   return { rows: 0, row_errors: 0, create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0, failed: 0, merged: 0, same_fields: 0, same: 0 };
 }
 
+/** Adds `part` (a pass's counts) into `total`, key by key. */
+export function addCounts(total: RunCounts, part: Readonly<RunCounts>): void {
+  for (const key of Object.keys(part) as Array<keyof RunCounts>) total[key] += part[key];
+}
+
 /** The seed's status object (v3 part 2.2), derived from run records. */
 export interface AutomationStatus {
   debug_files: string[];

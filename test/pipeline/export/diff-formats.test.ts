@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportSnapshotKey } from "../../../src/pipeline/export-diff.js";
+import { exportSnapshotKey } from "../../../src/pipeline/export/diff.js";
 import { automation, debugSource, openExportEnv, putProducts, readBack, run, type ExportEnv } from "./export-env.js";
 
 /**

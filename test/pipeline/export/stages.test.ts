@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseAutomation } from "../../../src/definition/index.js";
-import { orderRows } from "../../../src/pipeline/export-orders.js";
-import { outputName } from "../../../src/pipeline/export-render.js";
-import { exportFields, vehicleRows } from "../../../src/pipeline/export-select.js";
+import { orderRows } from "../../../src/pipeline/export/orders.js";
+import { outputName } from "../../../src/pipeline/export/render.js";
+import { exportFields, vehicleRows } from "../../../src/pipeline/export/select.js";
 
 /** The pure parts of an export: order flattening, vehicle rows, field selection, the file name. */
 const order = {

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FileConfig } from "../../../src/definition/index.js";
-import { OrderBodyBatcher, orderRows } from "../../../src/pipeline/order-bodies.js";
-import { matchList } from "../../../src/pipeline/order-lines.js";
-import type { OrderWrite } from "../../../src/pipeline/plan-orders.js";
-import { LOOKUP_BATCH, readOrderScope } from "../../../src/pipeline/scope-orders.js";
+import { OrderBodyBatcher, orderRows } from "../../../src/pipeline/import/order-bodies.js";
+import { matchList } from "../../../src/pipeline/import/order-lines.js";
+import type { OrderWrite } from "../../../src/pipeline/import/plan-orders.js";
+import { LOOKUP_BATCH, readOrderScope } from "../../../src/pipeline/import/scope-orders.js";
 import { counted, openOrderEnv, orderByNumber, putFeed, run, seedOrder, storageImport, type OrderEnv } from "./order-env.js";
 
 /** The order stages one at a time: list matching, bulk bodies, the batched scope lookup. */

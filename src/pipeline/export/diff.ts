@@ -1,0 +1,129 @@
+/**
+ * The export snapshot (runs.md, "Diffing"): snapshot identifier → a hash of
+ * the row's exported values, per automation and file config, under a key of
+ * its own (`<automation>#export#<index>`) so it never mixes with an import's.
+ *
+ * Rows are classified a batch at a time (one `snapshotGet` per batch, never a
+ * map of the whole catalogue). What the run will commit is staged in a file
+ * next to the rendered one and written to the snapshot only after a
+ * successful live delivery; a failed or debug run leaves it as it was.
+ *
+ * Orders are different on purpose: an order is an instruction to a partner
+ * (ship this), so a diff run sends an order the snapshot has seen as
+ * delivered never again, even when a value changed since. Its identifier in
+ * the snapshot is the order, whatever its rows are (line items).
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { once } from "node:events";
+import { rm } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import type { StateStore } from "../../state/index.js";
+
+export type Change = "create" | "update" | "unchanged";
+
+export interface DiffRow {
+  key: string;
+  group: string;
+  hash: string;
+}
+
+export function exportSnapshotKey(automationKey: string, index: number): string {
+  return `${automationKey}#export#${index}`;
+}
+
+/** Values joined with a unit separator, so `a,b|c` and `a|b,c` never hash alike. */
+export function rowHash(values: readonly string[]): string {
+  return createHash("sha1").update(values.join("\u001f")).digest("base64");
+}
+
+export interface ExportSnapshotOptions {
+  store: StateStore;
+  key: string;
+  /** A diff run sends only new and changed rows; a full run sends all and leaves a fresh snapshot. */
+  diff: boolean;
+  /** Orders: delivered once, keyed by order. */
+  deliveredOnce: boolean;
+  stagePath: string;
+}
+
+export class ExportSnapshot {
+  private readonly out: WriteStream;
+  private readonly closed: Promise<unknown>;
+  staged = 0;
+
+  constructor(private readonly options: ExportSnapshotOptions) {
+    this.out = createWriteStream(options.stagePath);
+    this.closed = once(this.out, "close");
+  }
+
+  /** The snapshot identifier of a row. */
+  id(row: DiffRow): string {
+    return this.options.deliveredOnce ? row.group : row.key;
+  }
+
+  /** One decision per row, in order; a full run calls every row `create`. */
+  async classify(rows: readonly DiffRow[]): Promise<Change[]> {
+    if (!this.options.diff) return rows.map(() => "create");
+    const ids = [...new Set(rows.map((r) => this.id(r)))];
+    const known = await this.options.store.snapshotGet(this.options.key, ids);
+    return rows.map((row) => {
+      const before = known.get(this.id(row));
+      if (!before) return "create";
+      if (this.options.deliveredOnce) return "unchanged";
+      return before.h === row.hash ? "unchanged" : "update";
+    });
+  }
+
+  /** Remembers a row that goes out, for the commit after delivery. */
+  async stage(row: DiffRow): Promise<void> {
+    this.staged++;
+    if (!this.out.write(`${JSON.stringify([this.id(row), row.hash])}\n`)) await once(this.out, "drain");
+  }
+
+  async close(): Promise<void> {
+    if (!this.out.closed) {
+      this.out.end();
+      await this.closed;
+    }
+  }
+
+  /**
+   * Step 7, after a successful live delivery: the staged rows go into the
+   * snapshot, except those whose delivery failed (a diff run sends them
+   * again). A full run then drops what it did not see.
+   */
+  async commit(failed: ReadonlySet<string>, onCommitted?: (identifier: string) => void): Promise<number> {
+    await this.close();
+    const { store, key } = this.options;
+    // The store stamps entries with its own clock; prune by the same clock.
+    const started = new Date().toISOString();
+    let batch: { identifier: string; values: Record<string, string> }[] = [];
+    let committed = 0;
+    const lines = createInterface({ input: createReadStream(this.options.stagePath), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line === "") continue;
+      const [identifier, hash] = JSON.parse(line) as [string, string];
+      if (failed.has(identifier)) continue;
+      onCommitted?.(identifier);
+      batch.push({ identifier, values: { h: hash } });
+      if (batch.length >= 1000) {
+        await store.snapshotPut(key, batch);
+        committed += batch.length;
+        batch = [];
+      }
+    }
+    if (batch.length) await store.snapshotPut(key, batch);
+    committed += batch.length;
+    if (!this.options.diff) await store.snapshotPruneBefore(key, started);
+    return committed;
+  }
+
+  async discard(): Promise<void> {
+    await this.close();
+    await rm(this.options.stagePath, { force: true });
+  }
+}

@@ -1,0 +1,146 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Connector } from "../../../connectors/types.js";
+import type { FileConfig } from "../../definition/index.js";
+import { ConveyorError } from "../../errors.js";
+import { createExportMapper, type ExportMapper } from "../../mapping/index.js";
+import { count } from "../../plural.js";
+import { fileSha256 } from "../../service/index.js";
+import { ExportSnapshot, exportSnapshotKey, rowHash, type DiffRow } from "./diff.js";
+import { RecordSpool, deliverFile, deliverRecords, type Delivery } from "./deliver.js";
+import { ExportRenderer, outputName, type RenderedFile } from "./render.js";
+import { select } from "./select.js";
+import type { RunContext } from "../run-context.js";
+import type { LogWriter } from "../logs.js";
+
+/**
+ * One file config of an export run (runs.md, "Export run", steps 2–7):
+ * select → transform (the export mapper) → diff → render → deliver → commit,
+ * streamed a batch at a time. A row that cannot be mapped is a row error and
+ * the pass goes on. A debug run stops before delivery: the rendered file goes
+ * to the debug files and the snapshot does not move.
+ */
+const BATCH = 1000;
+
+export interface PassResult {
+  /** False when nothing was delivered (or would be, in debug) because there was nothing to export. */
+  output: boolean;
+  file: RenderedFile | null;
+  delivery: Delivery | null;
+}
+
+interface Pending extends DiffRow {
+  values: string[];
+}
+
+export interface PassInput {
+  ctx: RunContext;
+  config: FileConfig;
+  index: number;
+  /** null in debug runs: nothing is delivered. */
+  connector: Connector | null;
+  logs: LogWriter | null;
+}
+
+export async function runExportPass(input: PassInput): Promise<PassResult> {
+  const { ctx, config, index } = input;
+  const { automation, recorder, options } = ctx;
+  const counts = recorder.counts;
+  const before = { rows: counts.rows, unchanged: counts.unchanged };
+  const live = input.connector !== null;
+  const mapper: ExportMapper = createExportMapper(config, { type: automation.type, now: ctx.now });
+  const name = outputName(automation, config, index, { runId: recorder.record.id, now: ctx.now() });
+  const dir = path.join(ctx.workDir, `config-${index + 1}`);
+  await mkdir(dir, { recursive: true });
+  const renderer = await ExportRenderer.open(dir, name, config, mapper.columns);
+  const snapshot = new ExportSnapshot({
+    store: ctx.env.store,
+    key: exportSnapshotKey(options.key, index),
+    diff: options.diff,
+    deliveredOnce: automation.type === "orders",
+    stagePath: path.join(dir, "snapshot.jsonl"),
+  });
+  const perRecord = live && automation.connection?.type === "http" && !config.payload_multi;
+  const spool = perRecord ? new RecordSpool(path.join(dir, "records.jsonl")) : null;
+
+  let pending: Pending[] = [];
+  const flush = async (): Promise<void> => {
+    const changes = await snapshot.classify(pending);
+    for (const [i, row] of pending.entries()) {
+      const change = changes[i] ?? "create";
+      counts[change]++;
+      if (change === "unchanged") continue;
+      const record = renderer.recordOf(row.values);
+      await renderer.write(record);
+      await snapshot.stage(row);
+      await spool?.add({ id: snapshot.id(row), key: row.key, record });
+      await ctx.debug.addRecord(mapper.columns, record);
+    }
+    pending = [];
+    ctx.stage("render", counts.rows);
+  };
+  const rowError = async (line: number, identifier: string, message: string): Promise<void> => {
+    counts.row_errors++;
+    await ctx.debug.addError(line, identifier, message);
+    input.logs?.add({ action: "skip", identifier, result: "error", message: { line, error: message } });
+  };
+
+  try {
+    ctx.stage("select", counts.rows);
+    for await (const selected of select({ automation, config, client: ctx.client, reads: mapper.reads, identifier: mapper.identifier, ...(options.signal ? { signal: options.signal } : {}) })) {
+      if (selected.kind === "problem") {
+        await rowError(counts.rows + 1, selected.identifier, selected.message);
+        continue;
+      }
+      const line = ++counts.rows;
+      const mapped = mapper.map(selected.record, line);
+      if (!mapped.ok) {
+        if ("skipped" in mapped) {
+          counts.skipped++;
+          input.logs?.add({ action: "skip", identifier: selected.key, result: "warning", message: { reason: `${mapped.skipped.actions}[${mapped.skipped.rule}] skip` } });
+        } else await rowError(line, selected.key, mapped.error.field ? `${mapped.error.field}: ${mapped.error.message}` : mapped.error.message);
+        continue;
+      }
+      pending.push({ key: selected.key, group: selected.group, hash: rowHash(mapped.values), values: mapped.values });
+      if (pending.length >= BATCH) {
+        if (options.signal?.aborted) throw new ConveyorError("canceled", "the export was canceled while selecting records");
+        await flush();
+      }
+    }
+    await flush();
+    const file = await renderer.close();
+    await snapshot.close();
+    if (file.rows === 0 && !config.export_empty) {
+      await snapshot.discard();
+      recorder.noteIdle(`file_configs[${index}]: ${idleReason(counts.rows - before.rows, counts.unchanged - before.unchanged)}`);
+      return { output: false, file: null, delivery: null };
+    }
+    if (!live || !input.connector) {
+      await ctx.debug.addSource(file.localPath, file.name);
+      recorder.addFile({ name: file.name, size: file.bytes, sha256: await fileSha256(file.localPath) });
+      await snapshot.discard();
+      return { output: true, file, delivery: null };
+    }
+    ctx.stage("deliver", counts.rows);
+    const about = { title: automation.name, summary: `${file.name}: ${file.rows} ${file.rows === 1 ? "record" : "records"} exported by ${automation.name}, run ${recorder.record.id}.` };
+    const delivery = spool ? await deliverRecords(input.connector, spool, input.logs) : await deliverFile(input.connector, file, about);
+    recorder.addFile({ name: file.name, size: file.bytes, sha256: await fileSha256(file.localPath) });
+    counts.failed += delivery.failedRecords;
+    ctx.stage("commit", counts.rows);
+    // A pass whose every record was refused delivered nothing: the snapshot stays.
+    // Each record of a delivered file gets its log record (per-record http logged each answer already).
+    const logged = spool ? undefined : (identifier: string): void => input.logs?.add({ action: "export", identifier, result: "success", message: { file: file.name } });
+    if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds, logged);
+    return { output: true, file, delivery };
+  } finally {
+    await renderer.abort();
+    await snapshot.close();
+    await spool?.close();
+  }
+}
+
+function idleReason(selected: number, unchanged: number): string {
+  if (selected === 0) return "no record to export: the selection found none";
+  if (unchanged === selected) return `nothing to export: ${selected === 1 ? "the one selected record is" : `all ${selected} selected records are`} unchanged since the last export`;
+  return `nothing to export: ${count(selected, "record")} selected, none left to send (${unchanged} unchanged, the rest skipped or in error)`;
+}

@@ -1,0 +1,101 @@
+/**
+ * Step 5 of an export run: the output file, written as the rows arrive (the
+ * writers wait for the disk, so a million rows never sit in memory). The
+ * format is `format`, else the extension of `name`, else CSV; `name` gets its
+ * run-time tokens in the automation's time zone.
+ *
+ * @module
+ */
+
+import path from "node:path";
+import { pathProblem, renderTokens, type Automation, type FileConfig } from "../../definition/index.js";
+import { ConveyorError } from "../../errors.js";
+import { openWriter, writeFormat, type RecordWriter, type WriteFormat } from "../../formats/index.js";
+
+export interface RenderedFile {
+  /** The name the partner sees. */
+  name: string;
+  format: WriteFormat;
+  localPath: string;
+  rows: number;
+  bytes: number;
+}
+
+export interface TokenInput {
+  runId: string;
+  now: Date;
+}
+
+/** The delivered file name: tokens rendered; a name that would leave the connection's folder is refused. */
+export function outputName(automation: Automation, config: FileConfig, index: number, tokens: TokenInput): string {
+  const template = config.name ?? `${automation.slug}-{{DATETIME}}.csv`;
+  const name = renderTokens(template, { runId: tokens.runId, now: tokens.now, timezone: automation.timezone }).trim();
+  // The rule that judged the name at save and at run start, so the three can never disagree.
+  const wrong = name === "" ? `file name "" is refused: it is empty` : pathProblem(name, "name", automation.connection?.type);
+  if (wrong) {
+    throw new ConveyorError("unsafe_path", `file_configs[${index}].name is not a file name inside the connection's path: ${wrong}`, {
+      details: { field: `file_configs[${index}].name` },
+      hint: "Use a plain name with tokens, such as products-{{DATE}}.csv.",
+    });
+  }
+  return name;
+}
+
+export function exportFormat(config: FileConfig, name: string): WriteFormat {
+  const format = config.format;
+  if (format === "csv" || format === "tsv" || format === "json" || format === "jsonl" || format === "xml" || format === "xlsx") return format;
+  return writeFormat({ name });
+}
+
+export class ExportRenderer {
+  private rows = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly writer: RecordWriter,
+    private readonly columns: readonly string[],
+    readonly name: string,
+    readonly format: WriteFormat,
+    readonly localPath: string,
+  ) {}
+
+  /** Opens `<dir>/<base name of name>` for writing; the header is written at once. */
+  static async open(dir: string, name: string, config: FileConfig, columns: readonly string[]): Promise<ExportRenderer> {
+    const format = exportFormat(config, name);
+    const localPath = path.join(dir, path.basename(name));
+    const writer = await openWriter(localPath, {
+      format,
+      name,
+      columns: [...columns],
+      delimiter: config.delimiter,
+      enclosure: config.enclosure,
+      ...(config.root ? { root: config.root } : {}),
+    });
+    return new ExportRenderer(writer, columns, name, format, localPath);
+  }
+
+  /** The row as the writers take it: output column → value. */
+  recordOf(values: readonly string[]): Record<string, string> {
+    const record: Record<string, string> = {};
+    for (let i = 0; i < this.columns.length; i++) record[this.columns[i] as string] = values[i] ?? "";
+    return record;
+  }
+
+  async write(record: Record<string, string>): Promise<void> {
+    this.rows++;
+    await this.writer.write(record);
+  }
+
+  async close(): Promise<RenderedFile> {
+    this.closed = true;
+    const { bytes } = await this.writer.close();
+    return { name: this.name, format: this.format, localPath: this.localPath, rows: this.rows, bytes };
+  }
+
+  /** After a failure: release the file; its content no longer matters. */
+  async abort(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writer.close().catch(() => undefined);
+  }
+}

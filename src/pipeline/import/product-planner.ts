@@ -1,0 +1,127 @@
+/**
+ * Step 6 of a product import, a page of mapped records at a time as the feed
+ * streams past: match each with the scope (the work database) and the
+ * snapshot (diff runs), apply service actions, plan, and hand the operation
+ * to the writer of plan.csv and the bulk files. Row errors and skip logs of the plan wait
+ * in the work database until the plan is known to stand (a feed that repeats
+ * an identifier is planned again), as do the values the snapshot takes.
+ *
+ * @module
+ */
+
+import type { SourceRow } from "../../formats/index.js";
+import type { ImportMapper } from "../../mapping/index.js";
+import type { StateStore } from "../../state/index.js";
+import type { PlannedOp } from "../planned-op.js";
+import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
+import type { WorkDb } from "./workdb.js";
+
+/** Where planned operations go to be written (an OpWriter): a promise only when the writer is behind. */
+export interface OpSink {
+  add(op: PlannedOp): Promise<void> | undefined;
+}
+
+export interface PlannerRow {
+  identifier: string;
+  line: number;
+  values: Record<string, string>;
+  ignored: ReadonlySet<string>;
+}
+
+export interface PlannerOptions {
+  plan: ProductPlanConfig;
+  work: WorkDb;
+  output: OpSink;
+  store: StateStore;
+  snapshotKey: string;
+  diff: boolean;
+  live: boolean;
+  /** Records in scope; with none, no row is looked up. */
+  scopeSize: number;
+  /** Removal is configured: the scope records the feed mentions are marked. */
+  markSeen: boolean;
+}
+
+const NOTHING = new Map<string, Record<string, string>>();
+const NO_TEXT = new Map<string, string>();
+
+export class ProductPlanner {
+  readonly counts: PlanCounts = { create: 0, update: 0, unchanged: 0, remove: 0, skipped: 0 };
+  readonly same: SameCounts = { same_fields: 0, same: 0 };
+  rowErrors = 0;
+  removals = 0;
+
+  constructor(
+    private readonly o: PlannerOptions,
+    public mapper: ImportMapper<SourceRow>,
+  ) {}
+
+  async page(rows: readonly PlannerRow[]): Promise<void> {
+    const { o, mapper } = this;
+    const ids = rows.map((r) => r.identifier);
+    const scope = o.scopeSize > 0 ? o.work.scopeLookup(ids, o.markSeen) : NOTHING;
+    const snapshot = o.diff ? await o.store.snapshotText(o.snapshotKey, ids) : NO_TEXT;
+    // Without live diff, a record in scope whose values are the snapshot's text is unchanged: no parse, no compare, no commit.
+    const textEqualMeansUnchanged = o.plan.update !== undefined && o.plan.liveDiff === undefined;
+    const commits: Array<{ identifier: string; values: Record<string, string> }> = [];
+    for (const row of rows) {
+      let values = row.values;
+      let ignored = row.ignored;
+      const service = scope.get(row.identifier);
+      if (mapper.hasServiceActions) {
+        const acted = mapper.applyServiceActions(values, ignored, service);
+        if (!acted.ok) {
+          const message = "skipped" in acted ? `skipped by service_actions[${acted.skipped.rule}]` : acted.error.message;
+          if ("skipped" in acted) await this.record({ kind: "skipped", action: null, identifier: row.identifier, line: row.line, changes: [], reason: message });
+          else {
+            this.rowErrors++;
+            o.work.addDeferred({ kind: "error", line: row.line, identifier: row.identifier, message });
+          }
+          continue;
+        }
+        values = acted.record;
+        ignored = acted.ignored;
+      }
+      const stored = snapshot.get(row.identifier);
+      if (stored !== undefined && service !== undefined && textEqualMeansUnchanged && stored === JSON.stringify(values)) {
+        this.counts.unchanged += 1;
+        continue;
+      }
+      const before = stored === undefined ? undefined : (JSON.parse(stored) as Record<string, string>);
+      const op = planProduct(o.plan, { identifier: row.identifier, line: row.line, values, ignored, service, snapshot: before, diff: o.diff });
+      const waiting = this.record(op);
+      if (waiting) await waiting;
+      // A snapshot entry that already holds these exact values is left alone: in a diff run that is most of a daily feed, not rewritten.
+      if (o.live && op.kind !== "skipped" && (op.kind !== "unchanged" || before === undefined || !sameRecord(before, values))) commits.push({ identifier: row.identifier, values });
+    }
+    if (commits.length) o.work.addCommits(commits);
+  }
+
+  /** Scope records the feed did not mention, once every page is planned. */
+  async planRemovals(): Promise<void> {
+    if (!this.o.plan.remove) return;
+    for (const ids of this.o.work.unmentioned()) {
+      for (const id of ids) {
+        const op = planRemoval(this.o.plan, id);
+        if (!op) continue;
+        this.removals++;
+        await this.record(op);
+      }
+    }
+  }
+
+  /** Awaited only when a writer has a chunk to write. */
+  private record(op: PlannedOp): Promise<void> | undefined {
+    this.counts[op.kind] += 1;
+    countSame(this.same, op);
+    if (op.kind === "skipped" && this.o.live) this.o.work.addDeferred({ kind: "skip", line: op.line, identifier: op.identifier, message: op.reason ?? "" });
+    return this.o.output.add(op);
+  }
+}
+
+function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) if (a[k] !== b[k]) return false;
+  return true;
+}

@@ -1,0 +1,230 @@
+/**
+ * The product strategy of an import pass: the scope is read while the
+ * files download, then the feed is read, mapped and planned page by page.
+ * The plan is computed whole, bulk files included, before the driver's
+ * guards look at it; a debug run stops after the guards.
+ *
+ * @module
+ */
+
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { FileConfig } from "../../definition/index.js";
+import type { SourceRow } from "../../formats/index.js";
+import { mappedFields, type ImportMapper } from "../../mapping/index.js";
+import { parseSearch, searchFields } from "../../search/index.js";
+import type { RunCounts } from "../../state/index.js";
+import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
+import type { BulkFile } from "../output/bulk-batcher.js";
+import type { FetchedFile } from "./fetch.js";
+import { OpWriter } from "../output/op-writer.js";
+import { mappedPlaces } from "./failure-lines.js";
+import { notPlannedLog } from "../logs.js";
+import type { PassInput, PassPlan, PassStrategy } from "./pass-driver.js";
+import type { ProductAction } from "../planned-op.js";
+import type { ProductPlanConfig } from "./plan.js";
+import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
+import { QUIET_DEBUG, readAndMap } from "./read.js";
+import { RepeatFinder } from "./repeats.js";
+import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
+import { WorkDb } from "./workdb.js";
+
+function planConfig(config: FileConfig): ProductPlanConfig {
+  const product = (v: FileConfig["create"] | FileConfig["update"] | FileConfig["remove"]): ProductAction | undefined =>
+    v === undefined || v === true ? undefined : v;
+  return {
+    identifier: config.identifier,
+    create: product(config.create),
+    update: product(config.update),
+    remove: product(config.remove),
+    liveDiff: config.diff_update ? { fields: config.diff_fields ? new Set(config.diff_fields) : null, tolerance: config.diff_tolerance } : undefined,
+  };
+}
+
+function serviceActionFields(config: FileConfig): string[] {
+  return config.service_actions.flatMap((rule) => (rule.search ? searchFields(parseSearch(rule.search)) : []));
+}
+
+/**
+ * Records planned together, for one scope and one snapshot lookup. Small
+ * enough that a page is planned before it outlives the young generation
+ * of the garbage collector, large enough to keep lookups batched.
+ */
+const PAGE = 250;
+
+/**
+ * One streaming pass: the scope is read while the files download (its fields
+ * come from the definition), the first header is checked, then each page of
+ * mapped records is planned and written as the feed is read, with no copy
+ * of the feed in the work database. The identifiers seen go to a
+ * RepeatFinder (a fixed-size hash set, then files); a feed that repeats one
+ * (the last row wins, in its later position) is read a second time through
+ * the work database, which settles every duplicate exactly.
+ */
+export async function openProductPass(input: PassInput): Promise<PassStrategy> {
+  const { config } = input;
+  await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
+  const work = new WorkDb(path.join(input.workDir, "work.db"));
+  const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
+  const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
+  const scope = startProductScope(input.client, config, scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
+  let bulkFiles: BulkFile[] = [];
+  return {
+    plan: async (counts) => {
+      const planned = await planProducts(input, counts, work, repeats, output, scope);
+      bulkFiles = planned.bulkFiles;
+      return planned.plan;
+    },
+    apply: (onFile) =>
+      applyProductFiles({
+        client: input.client,
+        files: bulkFiles,
+        runId: input.runId,
+        skipAll: config.skip_all,
+        logs: input.logs,
+        signal: input.signal,
+        failed: work.failures(),
+        journal: input.journal,
+        onFile,
+      }),
+    places: (files, failed) => mappedPlaces(input, files, failed),
+    commit: (apply) => commitSnapshot(input, work, apply, bulkFiles),
+    close: async () => {
+      // A pass that failed before planning (a download, a header) must not close the work database under the scope read.
+      await scope.stop();
+      await output.close();
+      repeats.close();
+      work.close();
+    },
+  };
+}
+
+async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
+  const { config } = input;
+  const files = await input.files;
+  input.onStage?.("read", 0);
+  const plan = planConfig(config);
+  let scopeSize = 0;
+  // Set once the first header is checked and the scope is in (a closure assigns it, so a holder).
+  const current: { planner: ProductPlanner | null } = { planner: null };
+  let page: PlannerRow[] = [];
+  let repeated = false;
+  const read = await readAndMap({
+    automation: input.automation,
+    config,
+    files,
+    debug: input.debug,
+    beforeRows: async (mapper) => {
+      if (current.planner) {
+        // The next file's rows are planned with its own mapper.
+        if (page.length && !repeated) await current.planner.page(page);
+        page = [];
+        current.planner.mapper = mapper;
+        return;
+      }
+      input.onStage?.("scope", 0);
+      scopeSize = await scope.size;
+      current.planner = new ProductPlanner(plannerOptions(input, plan, work, output, scopeSize), mapper);
+      input.onStage?.("plan", 0);
+    },
+    sink: {
+      record: (identifier, line, values, ignored) => {
+        if (repeated) return undefined;
+        if (repeats.note(identifier)) {
+          // Planning stops here; the second read plans the feed as a whole.
+          repeated = true;
+          page = [];
+          return undefined;
+        }
+        page.push({ identifier, line, values, ignored });
+        if (page.length < PAGE || !current.planner) return undefined;
+        const rows = page;
+        page = [];
+        return current.planner.page(rows);
+      },
+      notPlanned: (event) => {
+        if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(event.identifier);
+        if (input.live) input.logs.add(notPlannedLog(event));
+      },
+    },
+    now: input.now,
+    signal: input.signal,
+    onRows: (rows) => {
+      if (current.planner) input.onStage?.("plan", rows);
+    },
+  });
+  // Repeats among the identifiers past the finder's memory are found only now; what was planned meanwhile is dropped.
+  if (!repeated && repeats.finish()) repeated = true;
+  counts.rows += read.rows;
+  counts.row_errors += read.rowErrors;
+  counts.skipped += read.skipped;
+  if (!read.mapper || !current.planner) return { plan: { facts: null }, bulkFiles: [] };
+  let done = current.planner;
+  if (repeated) {
+    done = await planAgain(input, files, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
+    counts.merged += work.mergedRows;
+  } else if (page.length) await done.page(page);
+  page = [];
+  await done.planRemovals();
+  for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
+  for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key];
+  counts.row_errors += done.rowErrors;
+  await reportDeferred(input, work);
+  const { files: bulkFiles, planned } = await output.finish();
+  if (planned) input.debug.notePlan();
+  for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
+  const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals: done.removals, scopeSize, removeConfigured: config.remove !== undefined };
+  return { plan: { facts, applyFiles: bulkFiles.length }, bulkFiles };
+}
+
+function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number): PlannerOptions {
+  return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined };
+}
+
+/**
+ * The feed repeats an identifier: what the first read planned is dropped, and
+ * the files are read again (their row errors and records were reported the
+ * first time) into the work database, where the last row of an identifier
+ * replaces the earlier ones, and planned from there in file order.
+ */
+async function planAgain(input: PassInput, files: readonly FetchedFile[], work: WorkDb, output: OpWriter, options: PlannerOptions, mapper: ImportMapper<SourceRow>): Promise<ProductPlanner> {
+  await output.discard();
+  work.resetPlan();
+  await readAndMap({
+    automation: input.automation,
+    config: input.config,
+    files,
+    debug: QUIET_DEBUG,
+    sink: { record: (id, line, values, ignored) => work.addIncoming(id, line, values, ignored) },
+    now: input.now,
+    signal: input.signal,
+  });
+  const planner = new ProductPlanner(options, mapper);
+  for (const rows of work.incomingPages(PAGE)) await planner.page(rows);
+  return planner;
+}
+
+/** The plan's row errors and (live) skip logs, in the order the plan met them. */
+async function reportDeferred(input: PassInput, work: WorkDb): Promise<void> {
+  for (const events of work.deferred()) {
+    for (const e of events) {
+      if (e.kind === "error") {
+        await input.debug.addError(e.line, e.identifier, e.message);
+        if (input.live) input.logs.add(notPlannedLog({ kind: "error", identifier: e.identifier, line: e.line ?? 0, message: e.message }));
+      } else input.logs.add({ action: "skip", identifier: e.identifier, result: "warning", message: { reason: e.message } });
+    }
+  }
+}
+
+/** Step 9: the snapshot takes the values of what was applied (and unchanged); failed records keep their old one. */
+async function commitSnapshot(input: PassInput, work: WorkDb, apply: ApplyResult, files: readonly BulkFile[]): Promise<void> {
+  for (const page of work.committable()) {
+    const ok = page.filter((e) => !apply.failed.has(e.identifier));
+    if (ok.length) await input.store.snapshotPut(input.snapshotKey, ok);
+  }
+  for (const file of files) {
+    if (file.action !== "end" && file.action !== "delete") continue;
+    const removed = (await bulkIdentifiers(file)).filter((id) => !apply.failed.has(id));
+    if (removed.length) await input.store.snapshotDelete(input.snapshotKey, removed);
+  }
+}

@@ -1,0 +1,147 @@
+import type { Automation, FileConfig } from "../../definition/index.js";
+import { ConveyorError } from "../../errors.js";
+import { openReader, widthProblem, type ReadOptions, type SourceRow } from "../../formats/index.js";
+import { createImportMapper, type ImportMapper } from "../../mapping/index.js";
+import type { DebugFiles } from "../debug-files.js";
+import type { FetchedFile } from "./fetch.js";
+
+/**
+ * Steps 3 and 4 of an import: read each downloaded file as a stream of rows,
+ * check the header against `field_map` before the first row is used, map
+ * every row, and hand mapped records to `sink`. A row that cannot be mapped
+ * becomes a row error with its line number; the run goes on.
+ */
+export interface ReadCounts {
+  rows: number;
+  rowErrors: number;
+  skipped: number;
+  /** Where a file ends inside a bad record (`feed.csv, line 203`): it was most likely cut short. */
+  cutAt: string | null;
+  /** The first row error, `feed.csv, line 12: message`: an error_limit stop quotes it. */
+  firstError: string | null;
+}
+
+export interface MappedSink {
+  record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void | Promise<void>;
+  /**
+   * A record the feed names but that is not planned: dropped by a skip rule, or its row failed
+   * after its identifier was mapped. It is still in the feed, so `remove` must not take it away,
+   * and the run touched it, so a live run logs it.
+   */
+  notPlanned?(event: NotPlanned): void;
+}
+
+export interface NotPlanned {
+  kind: "skipped" | "error";
+  identifier: string;
+  line: number;
+  message: string;
+}
+
+/** What reading writes to the debug files: a second read of the same files passes one that writes nothing. */
+export type ReadDebug = Pick<DebugFiles, "wantsRecords" | "addRecord" | "addError">;
+
+export const QUIET_DEBUG: ReadDebug = {
+  wantsRecords: false,
+  addRecord: async () => undefined,
+  addError: async () => undefined,
+};
+
+export interface ReadInput {
+  automation: Automation;
+  config: FileConfig;
+  files: readonly FetchedFile[];
+  debug: ReadDebug;
+  sink: MappedSink;
+  /** Called with each file's mapper once its header is checked, before its first row reaches `sink`. */
+  beforeRows?: (mapper: ImportMapper<SourceRow>) => Promise<void>;
+  now: () => Date;
+  signal?: AbortSignal;
+  onRows?: (rows: number) => void;
+}
+
+/**
+ * A paginated http feed arrives as one JSON array of the records the
+ * connector cut out of each page (`connection.pagination.records`), so a
+ * `root` describing one page of the API's answer was applied already.
+ */
+export function readOptions(config: FileConfig, connection?: Automation["connection"]): ReadOptions {
+  const paginated = connection?.type === "http" && connection.paginate === true;
+  return {
+    format: isReadFormat(config.format) ? config.format : undefined,
+    delimiter: config.delimiter,
+    enclosure: config.enclosure,
+    headers: config.headers,
+    skip_lines: config.skip_lines,
+    encoding: config.encoding,
+    sheet: config.sheet,
+    root: paginated ? undefined : config.root,
+    jsonpath: config.jsonpath,
+    xpath: config.xpath,
+    bulk_file: config.bulk_file,
+    name: config.name,
+  };
+}
+
+function isReadFormat(format: FileConfig["format"]): format is NonNullable<ReadOptions["format"]> {
+  return format === "csv" || format === "fixed" || format === "json" || format === "xml" || format === "xlsx" || format === "bulk";
+}
+
+export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mapper: ImportMapper<SourceRow> | null }> {
+  const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0, cutAt: null, firstError: null };
+  let mapper: ImportMapper<SourceRow> | null = null;
+  for (const file of input.files) {
+    const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection)).catch((err: unknown) => {
+      throw inFile(file.remote.name, err);
+    });
+    try {
+      const columns = await reader.columns();
+      // The header check happens here, before the first row: a renamed column fails the run.
+      mapper = await createImportMapper<SourceRow>(input.config, reader, {
+        type: input.automation.type,
+        now: input.now,
+        rowProblem: (row, cols) => widthProblem(cols ?? columns, row),
+      });
+      const fields = mapper.fields;
+      if (input.beforeRows) await input.beforeRows(mapper);
+      // A batch at a time: the rows of a batch go through without an await each.
+      for await (const batch of reader.batches(input.signal)) {
+        for (const row of batch) {
+          counts.rows++;
+          const result = mapper.map(row, row.line);
+          if (result.ok) {
+            // Awaited only when there is something to wait for: a million rows, two microtasks each otherwise.
+            if (input.debug.wantsRecords) await input.debug.addRecord(fields, result.record);
+            const sunk = input.sink.record(result.identifier, result.line, result.record, result.ignored);
+            if (sunk) await sunk;
+          } else if ("skipped" in result) {
+            counts.skipped++;
+            const { identifier, rule, line } = result.skipped;
+            if (identifier !== undefined) input.sink.notPlanned?.({ kind: "skipped", identifier, line, message: `skipped by vendor_actions[${rule}]` });
+          } else {
+            counts.rowErrors++;
+            const { identifier, line } = result.error;
+            if (row.open) counts.cutAt = `${file.remote.name}, line ${line}`;
+            const message = `${file.remote.name}: ${result.error.message}${row.open ? " (the file ends inside this record: it looks cut short)" : ""}`;
+            counts.firstError ??= `${file.remote.name}, line ${line}: ${result.error.message}`;
+            if (identifier !== undefined) input.sink.notPlanned?.({ kind: "error", identifier, line, message });
+            await input.debug.addError(line, identifier ?? "", message);
+          }
+          if (counts.rows % 10_000 === 0) input.onRows?.(counts.rows);
+        }
+      }
+    } catch (err) {
+      throw inFile(file.remote.name, err);
+    } finally {
+      await reader.close();
+    }
+  }
+  input.onRows?.(counts.rows);
+  return { ...counts, mapper };
+}
+
+/** A file that cannot be read names itself: a run may read several. */
+function inFile(name: string, err: unknown): unknown {
+  if (!(err instanceof ConveyorError) || err.code !== "file_format" || err.message.includes(name)) return err;
+  return new ConveyorError(err.code, `${name}: ${err.message}`, { cause: err, retryable: err.retryable, details: err.details, ...(err.hint ? { hint: err.hint } : {}) });
+}

@@ -1,0 +1,137 @@
+/**
+ * Does a product feed repeat an identifier? The first `memoryLimit`
+ * identifiers are held in an IdentifierSet, where a repeat is found at once.
+ * Past that the set stops growing (memory stays the same whatever the feed's
+ * size) and the 64-bit hashes of the later identifiers are written to bucket
+ * files in the run's work folder, split by their low bits; `finish()` sorts
+ * one bucket at a time and finds a repeat among them. A repeat of an early
+ * identifier is still found at once, by the set.
+ *
+ * A hash collision reads as a repeat; the caller settles repeats exactly (the
+ * run reads the feed again through its work database), so it costs time,
+ * never correctness.
+ *
+ * @module
+ */
+
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import path from "node:path";
+import { IdentifierSet, NOT_KEPT, REPEATED } from "../../mapping/index.js";
+
+const BUCKET_BITS = 6;
+const BUCKETS = 1 << BUCKET_BITS;
+/** Hashes per bucket buffer (8 bytes each): 64 buckets x 16 KB. */
+const BUFFERED = 2048;
+
+/** Identifiers held in memory (8 MB); a test lowers it to walk the spill path with a small feed. */
+export const repeatMemory = { identifiers: 1 << 19 };
+
+export class RepeatFinder {
+  private readonly memory: IdentifierSet;
+  private readonly buffers: Uint32Array[] = [];
+  private readonly used = new Uint32Array(BUCKETS);
+  private readonly fds: Array<number | null> = new Array<number | null>(BUCKETS).fill(null);
+  private spilled = 0;
+
+  constructor(
+    private readonly folder: string,
+    memoryLimit = repeatMemory.identifiers,
+  ) {
+    this.memory = new IdentifierSet(Math.min(1 << 16, memoryLimit), memoryLimit);
+  }
+
+  /** Identifiers written to the bucket files so far. */
+  get spilledCount(): number {
+    return this.spilled;
+  }
+
+  /** True when `identifier` certainly (up to a hash collision) came before; false may still be found out by `finish()`. */
+  note(identifier: string): boolean {
+    const result = this.memory.add(identifier);
+    if (result === REPEATED) return true;
+    if (result === NOT_KEPT) this.spill(this.memory.lastHi, this.memory.lastLo);
+    return false;
+  }
+
+  private spill(hi: number, lo: number): void {
+    const bucket = lo & (BUCKETS - 1);
+    let buffer = this.buffers[bucket];
+    if (!buffer) {
+      buffer = new Uint32Array(BUFFERED * 2);
+      this.buffers[bucket] = buffer;
+    }
+    const at = this.used[bucket] ?? 0;
+    // Little-endian words, low first: read back as one 64-bit integer.
+    buffer[at * 2] = lo;
+    buffer[at * 2 + 1] = hi;
+    this.used[bucket] = at + 1;
+    this.spilled++;
+    if (at + 1 === BUFFERED) this.writeOut(bucket);
+  }
+
+  private writeOut(bucket: number): void {
+    const buffer = this.buffers[bucket];
+    const count = this.used[bucket] ?? 0;
+    if (!buffer || count === 0) return;
+    let fd = this.fds[bucket] ?? null;
+    if (fd === null) {
+      mkdirSync(this.folder, { recursive: true });
+      fd = openSync(this.bucketPath(bucket), "w");
+      this.fds[bucket] = fd;
+    }
+    writeSync(fd, buffer, 0, count * 8);
+    this.used[bucket] = 0;
+  }
+
+  private bucketPath(bucket: number): string {
+    return path.join(this.folder, `hashes-${bucket}.bin`);
+  }
+
+  /** True when the spilled identifiers repeat one. Removes the bucket files; the finder is spent. */
+  finish(): boolean {
+    try {
+      for (let bucket = 0; bucket < BUCKETS; bucket++) {
+        this.writeOut(bucket);
+        const fd = this.fds[bucket];
+        if (fd === null || fd === undefined) continue;
+        closeSync(fd);
+        this.fds[bucket] = null;
+        if (bucketRepeats(this.bucketPath(bucket))) return true;
+      }
+      return false;
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Closes and removes the bucket files (also after a failed run). */
+  close(): void {
+    for (const [bucket, fd] of this.fds.entries()) {
+      if (fd !== null) closeSync(fd);
+      this.fds[bucket] = null;
+    }
+    this.buffers.length = 0;
+    rmSync(this.folder, { recursive: true, force: true });
+  }
+}
+
+/** One bucket's hashes sorted: a repeat sits next to its twin. */
+function bucketRepeats(file: string): boolean {
+  const fd = openSync(file, "r");
+  try {
+    const all = new BigUint64Array(fstatSync(fd).size / 8);
+    let at = 0;
+    while (at < all.byteLength) {
+      const bytes = readSync(fd, all, at, all.byteLength - at, null);
+      if (bytes === 0) break;
+      at += bytes;
+    }
+    all.sort();
+    // Compared as 32-bit words: reading a BigUint64Array makes a BigInt per element.
+    const words = new Uint32Array(all.buffer);
+    for (let i = 2; i < words.length; i += 2) if (words[i] === words[i - 2] && words[i + 1] === words[i - 1]) return true;
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}

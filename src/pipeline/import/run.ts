@@ -1,0 +1,90 @@
+/**
+ * An import run (runs.md): fetch each file config's files, then one pass per
+ * file config. After a live pass applied its files without a fatal error,
+ * they go into the ledger and get `after_import` (the pass driver sees to it).
+ *
+ * @module
+ */
+
+import path from "node:path";
+import type { ConveyorError } from "../../errors.js";
+import type { RunFile } from "../../state/index.js";
+import { ledgerKey } from "./fetch.js";
+import { openBulkFilePass } from "./bulk.js";
+import { openOrderPass } from "./orders.js";
+import { openProductPass } from "./products.js";
+import { openImportSource } from "./source.js";
+import { LogWriter } from "../logs.js";
+import { runPass } from "./pass-driver.js";
+import type { PassOutcome, RunContext } from "../run-context.js";
+
+export async function runImport(ctx: RunContext): Promise<PassOutcome> {
+  const { automation, recorder, options } = ctx;
+  const live = options.mode === "prod";
+  const source = await openImportSource(ctx);
+  const logs = new LogWriter(ctx.env.store, { runId: recorder.record.id, account: ctx.env.account, integration: ctx.env.settings.integration, operation: "import", type: automation.type === "orders" ? "order" : "item" });
+  let foundAny = false;
+  let applyError: ConveyorError | null = null;
+  // The files' hashes, computed while the passes read them: the record has them all before the run ends.
+  const hashes: Array<Promise<unknown>> = [];
+  const downloads: Array<Promise<unknown>> = [];
+  try {
+    for (const [index, config] of automation.file_configs.entries()) {
+      ctx.stage("fetch");
+      const chosen = await source.choose(config, index);
+      if (chosen.length === 0) continue;
+      foundAny = true;
+      // The pass awaits the download, and a product pass reads its scope meanwhile.
+      const files = source.download(index, chosen).then(async (fetched) => {
+        for (const f of fetched) {
+          const entry: RunFile = { name: f.remote.name, size: f.size, sha256: "", modified: f.remote.modified ? f.remote.modified.toISOString() : null };
+          recorder.addFile(entry);
+          hashes.push(f.sha256.then((sha256) => (entry.sha256 = sha256)));
+          await ctx.debug.addSource(f.localPath, f.remote.name);
+        }
+        return fetched;
+      });
+      // The pass sees the error; a pass that fails before it awaits the files must not leave it unhandled.
+      downloads.push(files.catch(() => undefined));
+      const open = config.bulk_file ? openBulkFilePass : automation.type === "orders" ? openOrderPass : openProductPass;
+      const pass = await runPass({
+        input: {
+          automation,
+          config,
+          snapshotKey: ledgerKey(options.key, index),
+          files,
+          workDir: path.join(ctx.workDir, `config-${index + 1}`),
+          debug: ctx.debug,
+          client: ctx.client,
+          store: ctx.env.store,
+          logs,
+          runId: recorder.record.id,
+          live,
+          diff: options.diff,
+          force: options.force,
+          bulkRows: ctx.env.settings.bulkRows,
+          now: ctx.now,
+          signal: options.signal,
+          journal: recorder,
+          onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
+        },
+        counts: recorder.counts,
+        underWay: (pass) => recorder.passUnderWay(pass),
+        open,
+        ledger: (fetched) => source.finish(config, index, fetched),
+      });
+      if (pass.guard) return { guard: pass.guard, nothing: false, applyError: null };
+      if (pass.apply?.error) {
+        applyError = pass.apply.error;
+        break;
+      }
+    }
+  } finally {
+    await Promise.all(downloads);
+    await Promise.allSettled(hashes);
+    recorder.noteConnection(source.facts());
+    await logs.flush();
+    await source.close();
+  }
+  return { guard: null, nothing: !foundAny, applyError };
+}

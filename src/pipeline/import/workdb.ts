@@ -1,0 +1,284 @@
+/**
+ * A run's scratch database, a SQLite file in its work folder, thrown away
+ * with the work folder. It holds the scope the service returned (looked up
+ * by identifier as the feed streams past, and marked when the feed mentions
+ * a record, for removals), the values the snapshot takes once a live run is
+ * applied, the row errors and skip logs of the plan until the plan is known
+ * to stand, and, only for a feed that repeats identifiers, the mapped
+ * records (last row of an identifier wins).
+ *
+ * @module
+ */
+
+import Database from "better-sqlite3";
+import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
+import type { FailedRecords } from "../apply-journal.js";
+
+export interface IncomingRow {
+  seq: number;
+  identifier: string;
+  line: number;
+  values: Record<string, string>;
+  ignored: ReadonlySet<string>;
+}
+
+export interface DeferredEvent {
+  kind: "error" | "skip";
+  line: number | null;
+  identifier: string;
+  message: string;
+}
+
+const SCOPE_ROWS = 100;
+
+function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number): string[] {
+  const params: string[] = [];
+  for (let i = from; i < from + count; i++) {
+    const e = entries[i];
+    if (e) params.push(e.identifier, JSON.stringify(e.values));
+  }
+  return params;
+}
+
+/** Almost no record has ignored fields: the common case is neither encoded nor parsed. */
+const NONE = "[]";
+const NO_IGNORED: ReadonlySet<string> = new Set<string>();
+
+export class WorkDb {
+  private readonly db: Database.Database;
+  private readonly insertNew: Database.Statement;
+  private readonly replaceOld: Database.Statement;
+  private readonly insertScope: Database.Statement;
+  private readonly insertScopeRows: Database.Statement;
+  private readonly findScope: Database.Statement;
+  private readonly markScope: Database.Statement;
+  private readonly insertCommit: Database.Statement;
+  private readonly insertDeferred: Database.Statement;
+  private pending: Array<[string, number, string, string]> = [];
+  private merged = 0;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    // Scratch data: durability is worthless here, speed is not.
+    this.db.pragma("journal_mode = OFF");
+    this.db.pragma(SQLITE_CACHE_PRAGMA);
+    this.db.pragma("synchronous = OFF");
+    this.db.exec(`
+      CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
+      CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL);
+      CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);
+      CREATE TABLE failed (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, message TEXT NOT NULL);`);
+    this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
+    this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
+    this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
+    this.insertScopeRows = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES ${new Array(SCOPE_ROWS).fill("(?, ?)").join(", ")}`);
+    this.findScope = this.db.prepare(`SELECT "values" AS v FROM scope WHERE identifier = ?`).pluck();
+    this.markScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier = ?");
+    this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values") VALUES (?, ?)`);
+    this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
+  }
+
+  /** Buffered: call `flush()` (or read) before relying on the rows. */
+  addIncoming(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void {
+    this.pending.push([identifier, line, JSON.stringify(values), ignored.size === 0 ? NONE : JSON.stringify([...ignored])]);
+    if (this.pending.length >= 2000) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const rows = this.pending;
+    this.pending = [];
+    this.db.transaction(() => {
+      for (const row of rows) {
+        if (this.insertNew.run(...row).changes === 0) {
+          // The same identifier again: the last row wins, and takes the later position.
+          this.replaceOld.run(...row);
+          this.merged++;
+        }
+      }
+    })();
+  }
+
+  /** Rows that shared an identifier with an earlier row (the last one won). */
+  get mergedRows(): number {
+    this.flush();
+    return this.merged;
+  }
+
+  incomingCount(): number {
+    this.flush();
+    return (this.db.prepare("SELECT count(*) AS n FROM incoming").get() as { n: number }).n;
+  }
+
+  /** Mapped records in file order (the position of an identifier's last row), in pages. */
+  *incomingPages(pageSize = 1000): Generator<IncomingRow[]> {
+    this.flush();
+    const page = this.db.prepare(`SELECT seq, identifier, line, "values" AS v, ignored FROM incoming WHERE seq > ? ORDER BY seq LIMIT ?`);
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; line: number; v: string; ignored: string }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      yield rows.map((r) => ({
+        seq: r.seq,
+        identifier: r.identifier,
+        line: r.line,
+        values: JSON.parse(r.v) as Record<string, string>,
+        ignored: r.ignored === NONE ? NO_IGNORED : new Set(JSON.parse(r.ignored) as string[]),
+      }));
+    }
+  }
+
+  /**
+   * A hundred rows a statement: one row a statement spends most of a big
+   * scope's time on the cost of each call rather than on SQLite's work.
+   */
+  addScope(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): number {
+    this.db.transaction(() => {
+      let at = 0;
+      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS));
+      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1));
+    })();
+    return entries.length;
+  }
+
+  scopeCount(): number {
+    return (this.db.prepare("SELECT count(*) AS n FROM scope").get() as { n: number }).n;
+  }
+
+  /**
+   * The service's records among `identifiers`; with `mark`, those found are
+   * noted as mentioned by the feed, so `unmentioned` leaves them out.
+   */
+  scopeLookup(identifiers: readonly string[], mark: boolean): Map<string, Record<string, string>> {
+    const found = new Map<string, Record<string, string>>();
+    this.db.transaction(() => {
+      for (const id of identifiers) {
+        const v = this.findScope.get(id) as string | undefined;
+        if (v === undefined) continue;
+        found.set(id, JSON.parse(v) as Record<string, string>);
+        if (mark) this.markScope.run(id);
+      }
+    })();
+    return found;
+  }
+
+  /** A record the feed names without planning it (skipped, or its row failed): never a removal candidate. */
+  markMentioned(identifier: string): void {
+    this.markScope.run(identifier);
+  }
+
+  /** Records in scope that the file does not mention: the removal candidates. */
+  *unmentioned(pageSize = 1000): Generator<string[]> {
+    const page = this.db.prepare(`SELECT identifier FROM scope WHERE identifier > ? AND seen = 0 ORDER BY identifier LIMIT ?`).pluck();
+    let after = "";
+    for (;;) {
+      const ids = page.all(after, pageSize) as string[];
+      if (ids.length === 0) return;
+      after = ids[ids.length - 1] ?? after;
+      yield ids;
+    }
+  }
+
+  /** Values the snapshot takes once applied: created, updated and (changed since the snapshot) unchanged records. */
+  addCommits(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): void {
+    this.db.transaction(() => {
+      for (const e of entries) this.insertCommit.run(e.identifier, JSON.stringify(e.values));
+    })();
+  }
+
+  *committable(pageSize = 1000): Generator<Array<{ identifier: string; values: Record<string, string> }>> {
+    const page = this.db.prepare(`SELECT seq, identifier, "values" AS v FROM commits WHERE seq > ? ORDER BY seq LIMIT ?`);
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; v: string }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      yield rows.map((r) => ({ identifier: r.identifier, values: JSON.parse(r.v) as Record<string, string> }));
+    }
+  }
+
+  /** A row error or skip log of the plan, reported once the plan stands. */
+  addDeferred(event: DeferredEvent): void {
+    this.insertDeferred.run(event.kind, event.line, event.identifier, event.message);
+  }
+
+  *deferred(pageSize = 1000): Generator<DeferredEvent[]> {
+    const page = this.db.prepare("SELECT seq, kind, line, identifier, message FROM deferred WHERE seq > ? ORDER BY seq LIMIT ?");
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<DeferredEvent & { seq: number }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      yield rows.map((r) => ({ kind: r.kind, line: r.line, identifier: r.identifier, message: r.message }));
+    }
+  }
+
+  /** Forgets what a plan produced (commits, deferred events), for a plan made again. */
+  resetPlan(): void {
+    this.db.exec("DELETE FROM commits; DELETE FROM deferred;");
+  }
+
+  /** The apply's failed records and their messages, on disk (a refused feed fails every row). */
+  failures(): FailedRecords {
+    return new WorkFailures(this.db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+class WorkFailures implements FailedRecords {
+  private readonly insert: Database.Statement;
+  private readonly find: Database.Statement;
+  private pending: Array<[string, string]> = [];
+  private count = 0;
+
+  constructor(private readonly db: Database.Database) {
+    this.insert = db.prepare("INSERT OR IGNORE INTO failed (identifier, message) VALUES (?, ?)");
+    this.find = db.prepare("SELECT 1 FROM failed WHERE identifier = ?").pluck();
+  }
+
+  /** A record failed twice (a file's error after some of its rows were read) keeps its first message. */
+  set(identifier: string, message: string): this {
+    this.pending.push([identifier, message]);
+    if (this.pending.length >= 2000) this.flush();
+    return this;
+  }
+
+  /** Without a failure (the usual run) no query: the commit asks once per record. */
+  has(identifier: string): boolean {
+    this.flush();
+    return this.count > 0 && this.find.get(identifier) !== undefined;
+  }
+
+  get size(): number {
+    this.flush();
+    return this.count;
+  }
+
+  /** In pages, so no statement stays open while the caller awaits between records. */
+  *entries(pageSize = 1000): Generator<[string, string]> {
+    this.flush();
+    if (this.count === 0) return;
+    const page = this.db.prepare("SELECT seq, identifier, message FROM failed WHERE seq > ? ORDER BY seq LIMIT ?");
+    let after = 0;
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; message: string }>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.seq ?? after;
+      for (const r of rows) yield [r.identifier, r.message];
+    }
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const ids = this.pending;
+    this.pending = [];
+    this.db.transaction(() => {
+      for (const [id, message] of ids) this.count += this.insert.run(id, message).changes;
+    })();
+  }
+}

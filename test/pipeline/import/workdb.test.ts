@@ -1,0 +1,74 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { WorkDb } from "../../../src/pipeline/import/workdb.js";
+import { planProduct, planRemoval } from "../../../src/pipeline/import/plan.js";
+
+const open = (): WorkDb => new WorkDb(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-work-")), "work.db"));
+
+describe("work database", () => {
+  it("keeps the last row of an identifier, counts merges, and pages in file order", () => {
+    const db = open();
+    db.addIncoming("A", 2, { guid: "A", stock: "1" }, new Set());
+    db.addIncoming("B", 3, { guid: "B", stock: "2" }, new Set(["cost"]));
+    db.addIncoming("A", 4, { guid: "A", stock: "9" }, new Set());
+    db.addScope([{ identifier: "B", values: { guid: "B", stock: "1" } }, { identifier: "C", values: { guid: "C", stock: "0" } }]);
+    expect(db.mergedRows).toBe(1);
+    expect(db.incomingCount()).toBe(2);
+    const rows = [...db.incomingPages(1)].flat();
+    expect(rows.map((r) => [r.identifier, r.line, r.values.stock, [...r.ignored]])).toEqual([
+      ["B", 3, "2", ["cost"]],
+      ["A", 4, "9", []],
+    ]);
+    const scope = db.scopeLookup(["A", "B"], true);
+    expect([...scope].map(([id, v]) => [id, v.stock])).toEqual([["B", "1"]]);
+    expect([...db.unmentioned()].flat()).toEqual(["C"]);
+    db.close();
+  });
+});
+
+describe("planProduct", () => {
+  const config = { identifier: "guid", create: "add" as const, update: "edit" as const, remove: "end" as const };
+  const input = { identifier: "A", line: 2, values: { guid: "A", stock: "5", cost: "1.00" }, ignored: new Set<string>(), service: undefined, snapshot: undefined };
+
+  it("creates what is not in scope with every mapped field but the identifier", () => {
+    const op = planProduct(config, input);
+    expect(op).toMatchObject({ kind: "create", action: "add", identifier: "A", line: 2 });
+    expect(op.changes.map((c) => c.field)).toEqual(["stock", "cost"]);
+  });
+
+  it("updates what is in scope; an update with nothing left is unchanged", () => {
+    const service = { guid: "A", stock: "4", cost: "1.00" };
+    expect(planProduct(config, { ...input, service }).changes.map((c) => c.field)).toEqual(["stock", "cost"]);
+    expect(planProduct({ ...config, liveDiff: { fields: null, tolerance: 0 } }, { ...input, service }).changes).toEqual([
+      { field: "stock", before: "4", after: "5", same: false },
+    ]);
+    expect(planProduct(config, { ...input, service, snapshot: { stock: "5", cost: "1.00" } }).kind).toBe("unchanged");
+  });
+
+  it("leaves ignored fields out, and skips with a reason when the action is not configured", () => {
+    expect(planProduct(config, { ...input, ignored: new Set(["cost"]) }).changes.map((c) => c.field)).toEqual(["stock"]);
+    expect(planProduct({ identifier: "guid", update: "edit" }, input)).toMatchObject({ kind: "skipped", reason: expect.stringContaining("no create") });
+    expect(planRemoval({ identifier: "guid" }, "Z")).toBeNull();
+    expect(planRemoval(config, "Z")).toMatchObject({ kind: "remove", action: "end", identifier: "Z" });
+  });
+
+  it("keeps the apply's failed records and their messages on disk, counted once each, past its write buffer", () => {
+    const db = open();
+    const failed = db.failures();
+    expect(failed.size).toBe(0);
+    expect(failed.has("A")).toBe(false);
+    for (let i = 0; i < 5000; i++) failed.set(`F${i}`, "refused");
+    failed.set("F1", "refused again");
+    expect(failed.size).toBe(5000);
+    expect(failed.has("F4999")).toBe(true);
+    expect(failed.has("F5000")).toBe(false);
+    // In the order they failed, paged past 1000, a record failed twice with its first message.
+    const entries = [...failed.entries()];
+    expect(entries).toHaveLength(5000);
+    expect(entries.slice(0, 2)).toEqual([["F0", "refused"], ["F1", "refused"]]);
+    expect(entries[4999]).toEqual(["F4999", "refused"]);
+    db.close();
+  });
+});

@@ -1,0 +1,208 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConveyorError } from "../../../src/errors.js";
+import { OpFiles } from "../../../src/pipeline/output/op-files.js";
+import { OpPageDecoder, OpPageEncoder } from "../../../src/pipeline/output/op-pages.js";
+import { opRow } from "../../../src/pipeline/output/op-rows.js";
+import { OpWriter } from "../../../src/pipeline/output/op-writer.js";
+import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
+import { MASK, registerSecret } from "../../../src/secrets.js";
+
+/** The writer thread of a product pass: what crosses to it, and what it writes. */
+const folder = (): string => mkdtempSync(path.join(os.tmpdir(), "conveyor-op-writer-"));
+
+const ODD = ["", "a,b", 'say "hi"', "two\nlines", "ünï ©ode €", " lead", "\u0000nul\u001fsep", "x".repeat(5000)];
+
+function ops(count: number): PlannedOp[] {
+  const out: PlannedOp[] = [];
+  for (let i = 0; i < count; i++) {
+    const odd = ODD[i % ODD.length] ?? "";
+    // An even update's service holds its stock already when it is a multiple of 3: plan.csv says `same`.
+    const same = i % 2 === 0 && i % 3 === 0;
+    if (i % 7 === 3) out.push({ kind: "update", action: "edit", identifier: `U${i}`, line: i + 2, changes: [{ field: "stock", before: i % 2 ? null : same ? String(i) : "1", after: String(i), same }] });
+    else if (i % 11 === 5) out.push({ kind: "remove", action: "end", identifier: `R${i}`, line: null, changes: [] });
+    else if (i % 13 === 6) out.push({ kind: "skipped", action: null, identifier: `S${i}`, line: i + 2, changes: [], reason: `no update, ${odd}` });
+    else out.push({ kind: "create", action: "add", identifier: `C${i}${odd}`, line: i + 2, changes: [{ field: "title", before: null, after: `Title ${odd}` }, { field: "stock", before: null, after: String(i) }] });
+  }
+  return out;
+}
+
+/** Every file of a folder, by name. */
+function files(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir).sort()) out[name] = readFileSync(path.join(dir, name), "utf8");
+  return out;
+}
+
+describe("op pages", () => {
+  it("carry every operation back as it was, whatever its values hold", () => {
+    const encoder = new OpPageEncoder();
+    const decoder = new OpPageDecoder();
+    const planned = ops(300);
+    const decoded = [];
+    for (const [i, op] of planned.entries()) {
+      encoder.add(op);
+      // Pages of uneven sizes: a column list is sent once, with the first page that uses it.
+      if (i % 37 === 36) decoded.push(...decoder.rows(encoder.take()));
+    }
+    decoded.push(...decoder.rows(encoder.take()));
+    expect(decoded).toEqual(planned.map(opRow));
+  });
+});
+
+/** A small seeded generator: the same values on every run, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
+/** ASCII values with every character the quoting rule looks at, at either end and inside. */
+function asciiValue(next: () => number): string {
+  const pieces = ["a", "Z", "7", " ", "\t", "\v", "\f", "\r", "\n", '"', ",", ";", "\u0000", "\u001f", "~"];
+  const length = Math.floor(next() * 8);
+  let value = "";
+  for (let i = 0; i < length; i++) value += pieces[Math.floor(next() * pieces.length)] ?? "";
+  return value;
+}
+
+describe("OpFiles", () => {
+  it("writes a page as bytes exactly as it writes its operations as strings", async () => {
+    const next = random(20261125);
+    const planned: PlannedOp[] = [];
+    // Forty columns: an operation's `same` marks take two words.
+    const wide = Array.from({ length: 40 }, (_, k) => `f${k}`);
+    const fieldSets = [["title", "stock"], ["stock"], ["a,b", ' "q" '], ["description"], wide];
+    for (let i = 0; i < 4000; i++) {
+      const fields = fieldSets[Math.floor(next() * fieldSets.length)] ?? [];
+      const roll = next();
+      const value = (): string => (next() < 0.002 ? "x".repeat(40_000) + asciiValue(next) : asciiValue(next));
+      if (roll < 0.05) planned.push({ kind: "remove", action: "end", identifier: `R${i}`, line: null, changes: [] });
+      else if (roll < 0.1) planned.push({ kind: "skipped", action: null, identifier: asciiValue(next) || `S${i}`, line: i, changes: [], reason: asciiValue(next) });
+      else if (roll < 0.15) planned.push({ kind: "unchanged", action: null, identifier: `N${i}`, line: i, changes: [] });
+      else if (roll < 0.5) planned.push({ kind: "update", action: "edit", identifier: `U${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: next() < 0.3 ? null : value(), after: value(), same: next() < 0.4 })) });
+      else planned.push({ kind: "create", action: "add", identifier: `C${i}${asciiValue(next)}`, line: i, changes: fields.map((field) => ({ field, before: null, after: value() })) });
+    }
+    const [asBytes, asStrings] = [folder(), folder()];
+    const options = (dir: string) => {
+      mkdirSync(path.join(dir, "bulk"));
+      return { bulkFolder: path.join(dir, "bulk"), identifierField: "sku", bulkRows: 300, planPath: path.join(dir, "plan.csv") };
+    };
+    const bytes = await OpFiles.open(options(asBytes));
+    const encoder = new OpPageEncoder();
+    for (const [i, op] of planned.entries()) {
+      encoder.add(op);
+      if (i % 250 === 249) await bytes.addPage(encoder.take());
+    }
+    await bytes.addPage(encoder.take());
+    const byteFiles = await bytes.finish();
+    const strings = await OpFiles.open(options(asStrings));
+    for (const op of planned) await strings.add(opRow(op));
+    const stringFiles = await strings.finish();
+
+    expect(byteFiles.files.map((f) => [f.name, f.rows])).toEqual(stringFiles.files.map((f) => [f.name, f.rows]));
+    expect(readFileSync(path.join(asBytes, "plan.csv"), "utf8")).toBe(readFileSync(path.join(asStrings, "plan.csv"), "utf8"));
+    expect(files(path.join(asBytes, "bulk"))).toEqual(files(path.join(asStrings, "bulk")));
+    // What the comparison rests on: quoted cells, doubled quotes, white space at the ends, values past a buffer.
+    const plan = readFileSync(path.join(asBytes, "plan.csv"), "utf8");
+    expect(plan).toMatch(/""/);
+    expect(plan).toMatch(/," [^"]*"|,"\t/);
+    expect(plan).toContain("x".repeat(40_000));
+    expect(plan).toMatch(/^update,edit,U\d+.*,f39,.*,same\r$/m);
+    expect(plan).toMatch(/^update,edit,U\d+.*,f39,.*,changed\r$/m);
+  });
+});
+
+describe("OpWriter", () => {
+  it("writes on its thread the very bytes the files are written with in process", async () => {
+    const planned = ops(3000);
+    const [inProcess, threaded] = [folder(), folder()];
+    for (const dir of [inProcess, threaded]) mkdirSync(path.join(dir, "bulk"));
+    const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 700, planPath: path.join(dir, "plan.csv") });
+
+    const local = await OpFiles.open(options(inProcess));
+    for (const op of planned) await local.add(opRow(op));
+    const expected = await local.finish();
+
+    const writer = OpWriter.open(options(threaded));
+    try {
+      for (const op of planned) await writer.add(op);
+      const result = await writer.finish();
+      expect(result.planned).toBe(true);
+      expect(result.files.map((f) => [f.name, f.action, f.columns, f.rows])).toEqual(expected.files.map((f) => [f.name, f.action, f.columns, f.rows]));
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
+    expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+    const plan = readFileSync(path.join(threaded, "plan.csv"), "utf8");
+    expect(plan.startsWith("operation,action,identifier,field,before,after,change\r\n")).toBe(true);
+    expect(plan).toContain('create,add,"C2say ""hi""",title,,"Title say ""hi""",new\r\n');
+    expect(plan).toContain("update,edit,U10,stock,1,10,changed\r\n");
+    expect(plan).toContain("update,edit,U24,stock,24,24,same\r\n");
+    expect(plan).toContain('skipped,,S6,,,"no update, \u0000nul\u001fsep",\r\n');
+    expect(plan).toContain("remove,end,R5,,,,\r\n");
+  });
+
+  it("appends to the plan of an earlier pass, and a discarded plan is cut back to it", async () => {
+    const dir = folder();
+    mkdirSync(path.join(dir, "bulk"));
+    const planPath = path.join(dir, "plan.csv");
+    const earlier = "operation,action,identifier,field,before,after,change\r\ncreate,create,O1,status,,open,new\r\n";
+    writeFileSync(planPath, earlier);
+    const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath });
+    try {
+      for (const op of ops(1200)) await writer.add(op);
+      // Its column list is first seen in the page the discard drops unsent.
+      const again: PlannedOp = { kind: "create", action: "add", identifier: "A1", line: 2, changes: [{ field: "title", before: null, after: "again" }] };
+      await writer.add(again);
+      await writer.discard();
+      await writer.add(again);
+      const result = await writer.finish();
+      expect(result.files.map((f) => [f.name, f.rows])).toEqual([["bulk-1.csv", 1]]);
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(planPath, "utf8")).toBe(`${earlier}create,add,A1,title,,again,new\r\n`);
+    expect(readFileSync(path.join(dir, "bulk", "bulk-1.csv"), "utf8")).toBe("action,guid,title\r\nadd,A1,again\r\n");
+  });
+
+  it("masks a secret registered after the thread started", async () => {
+    const dir = folder();
+    mkdirSync(path.join(dir, "bulk"));
+    const planPath = path.join(dir, "plan.csv");
+    const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath });
+    try {
+      registerSecret("late-Token-4711-xyz");
+      await writer.add({ kind: "create", action: "add", identifier: "A1", line: 2, changes: [{ field: "note", before: null, after: "key late-Token-4711-xyz here" }] });
+      await writer.finish();
+    } finally {
+      await writer.close();
+    }
+    const plan = readFileSync(planPath, "utf8");
+    expect(plan).not.toContain("late-Token-4711-xyz");
+    expect(plan).toContain(`create,add,A1,note,,key ${MASK} here,new\r\n`);
+  });
+
+  it("fails the pass with the thread's reason when it cannot write", async () => {
+    const dir = folder();
+    // The bulk folder is a file: the thread cannot open a bulk file in it.
+    writeFileSync(path.join(dir, "bulk"), "not a folder");
+    const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath: null });
+    try {
+      const err = await (async () => {
+        for (const op of ops(5000)) await writer.add(op);
+        await writer.finish();
+      })().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConveyorError);
+      expect((err as ConveyorError).code).toBe("internal");
+      expect((err as ConveyorError).message).toMatch(/ENOTDIR|not a directory/);
+    } finally {
+      await writer.close();
+    }
+  });
+});
