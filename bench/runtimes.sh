@@ -19,6 +19,8 @@ echo "== $SCRIPT on $(cd "$ROOT" && npx node --version) (the project's own)"
 # shellcheck source=scripts/node-copy.sh
 source "$ROOT/scripts/node-copy.sh" "$OTHER" "$WORK" >/dev/null
 # better-sqlite3 13 needs Node-API 10, which no Node 20 has; its 12 line has the same API.
-if [ "${OTHER%%.*}" -lt 22 ]; then (cd "$WORK/app" && npm install --no-save --no-audit --no-fund --loglevel=error better-sqlite3@12); fi
+if [ "${OTHER%%.*}" -lt 22 ]; then (cd "$WORK/app" && npm install --no-save --omit=optional --no-audit --no-fund --loglevel=error better-sqlite3@12); fi
+# The copy has no bundled runtime: its scripts must run on the Node under test.
+[ "$(cd "$WORK/app" && npx node --version)" = "v$OTHER" ] || { echo "the copy does not run on Node $OTHER"; exit 1; }
 echo "== $SCRIPT on $(node --version)"
 (cd "$WORK/app" && npm run --silent "$SCRIPT" -- "$@")
