@@ -1,6 +1,6 @@
 import { ConveyorError } from "../src/errors.js";
 import type { TransportOptions } from "./options.js";
-import type { ConnectionConfig, Connector, ConnectorContext, ConnectorFactory } from "./types.js";
+import type { ConnectionConfig, Connector, ConnectorContext } from "./types.js";
 import { LocalStorageConnector } from "./storage-local.js";
 import { S3StorageConnector } from "./storage-s3.js";
 import { createSftpStorage } from "./storage-sftp.js";
@@ -30,6 +30,3 @@ export function createStorageConnector(connection: ConnectionConfig, context: Co
       return new LocalStorageConnector(type, connection, context);
   }
 }
-
-export const createSdsftpConnector: ConnectorFactory = (connection, context) => createStorageConnector(connection, context);
-export const createSds3Connector: ConnectorFactory = createSdsftpConnector;

@@ -1,13 +1,16 @@
 import type { Logger } from "../src/log.js";
 import type { Settings } from "../src/config.js";
 
+// The types every connector shares: the connection it is given, what it returns, the interface it implements.
+
 /**
  * A connection as a connector receives it: parsed, defaults applied and every
  * placeholder resolved (keys as in automations.md). Connectors read only the
- * keys of their type; the definition schema decides which are required.
+ * keys of their type; each type's spec decides which keys it has and which
+ * are required. `type` is a registered spec's type (connectors/index.ts).
  */
 export interface ConnectionConfig {
-  type: "ftp" | "ftps" | "sftp" | "sdsftp" | "sds3" | "http" | "email";
+  type: string;
   address?: string | string[];
   username?: string;
   password?: string;
@@ -75,8 +78,11 @@ export interface MetadataStore {
   set(key: string, value: unknown): Promise<void>;
 }
 
+/** The worker settings a connector may read: nothing else of Settings (the API token, the database) reaches it. */
+export type ConnectorSettings = Pick<Settings, "allowPrivateHosts" | "storage" | "smtpUrl">;
+
 export interface ConnectorContext {
-  settings: Settings;
+  settings: ConnectorSettings;
   logger: Logger;
   metadata: MetadataStore;
   /** The account's API user: the service's storage root is `<storage>/<apiUser>/`. */
@@ -103,7 +109,7 @@ export interface RecordSendResult {
  * timeout, transfer, protocol, private_host, unsafe_path.
  */
 export interface Connector {
-  readonly type: ConnectionConfig["type"];
+  readonly type: string;
   /** Files of a folder (default: the connection's `path`); folders are left out. */
   list(folder?: string): Promise<RemoteFile[]>;
   /** Download to a local file; the local file is complete or absent when this settles. */
@@ -127,4 +133,11 @@ export interface Connector {
   sendRecords?(records: readonly unknown[]): Promise<RecordSendResult[]>;
 }
 
-export type ConnectorFactory = (connection: ConnectionConfig, context: ConnectorContext) => Connector;
+/** The operations a connector may leave out when its spec does not declare the capability: the registry refuses them. */
+export type OptionalOperation = "delete" | "move" | "mkdir";
+
+/** What a spec's factory returns: a Connector, possibly without the operations it cannot do. */
+export type ConnectorParts = Omit<Connector, OptionalOperation> & Partial<Pick<Connector, OptionalOperation>>;
+
+/** Builds a connector from a resolved connection; the registry completes what it leaves out. */
+export type ConnectorFactory = (connection: ConnectionConfig, context: ConnectorContext) => ConnectorParts;

@@ -10,8 +10,8 @@ import { ACTION_FUNCTIONS, type ActionFunctionName } from "../mapping/action-fun
 
 export type Scalar = string | number | boolean | null;
 
-export const CONNECTION_TYPES = ["ftp", "ftps", "sftp", "sdsftp", "sds3", "http", "email"] as const;
-export type ConnectionType = (typeof CONNECTION_TYPES)[number];
+/** A registered connector's type (connectors/index.ts lists them). */
+export type ConnectionType = ConnectionConfig["type"];
 
 /** Same keys as the connector's `ConnectionConfig`; only the keys of its type are set. */
 export type Connection = ConnectionConfig;
