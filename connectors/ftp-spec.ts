@@ -15,13 +15,8 @@ export function fileServerRules(type: string) {
   };
 }
 
-function ftpDefaults(conn: Record<string, unknown>): void {
+function passive(conn: Record<string, unknown>): void {
   conn.use_pasv_address ??= true;
-  if (conn.type === "ftp") conn.ssl_ftp ??= false;
-  if (conn.type === "ftps") conn.implicit_tls ??= false;
-  // Implicit TLS has its own port (automations.md: "implicit TLS (port 990)").
-  conn.port ??= conn.implicit_tls === true ? 990 : 21;
-  if (conn.type === "ftps" || conn.ssl_ftp === true) conn.validate ??= true;
 }
 
 export const ftpSpec: ConnectorSpec = {
@@ -30,7 +25,12 @@ export const ftpSpec: ConnectorSpec = {
   // validate: an ftp connection with ssl_ftp is TLS too, so it can skip certificate checks like ftps.
   keys: { ...LOGIN_KEYS, path, port, ssl_ftp: flag, use_pasv_address: flag, validate },
   rules: fileServerRules("ftp"),
-  defaults: ftpDefaults,
+  defaults(conn) {
+    passive(conn);
+    conn.ssl_ftp ??= false;
+    conn.port ??= 21;
+    if (conn.ssl_ftp === true) conn.validate ??= true;
+  },
   secrets: { fields: ["password"], urls: ["address"] },
   capabilities: FILE_CAPABILITIES,
   create: createFtpConnector,
@@ -42,4 +42,11 @@ export const ftpsSpec: ConnectorSpec = {
   label: "ftps",
   keys: { ...LOGIN_KEYS, path, port, implicit_tls: flag, use_pasv_address: flag, validate },
   rules: fileServerRules("ftps"),
+  defaults(conn) {
+    passive(conn);
+    conn.implicit_tls ??= false;
+    // Implicit TLS has its own port (automations.md: "implicit TLS (port 990)").
+    conn.port ??= conn.implicit_tls === true ? 990 : 21;
+    conn.validate ??= true;
+  },
 };

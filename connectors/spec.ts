@@ -36,6 +36,12 @@ export interface SecretFields {
   params?: string;
 }
 
+export interface KeyFormat {
+  pattern: RegExp;
+  message: string;
+  allowed: string;
+}
+
 export interface ConnectorSpec {
   /** The value of `connection.type`. */
   readonly type: string;
@@ -50,6 +56,12 @@ export interface ConnectorSpec {
   readonly addressList?: Direction;
   /** Keys holding http(s) URLs: checked as written and again once parameters are resolved. */
   readonly urlKeys?: readonly string[];
+  /**
+   * Shapes a text key must have once written without a placeholder. Checked
+   * whichever type the connection is, so a key set on the wrong type is told
+   * both that it does not apply and what is wrong with it.
+   */
+  readonly formats?: Readonly<Record<string, KeyFormat>>;
   /** Rules over several keys: what is required, which values are well-formed. */
   rules?(conn: Readonly<Record<string, unknown>>, action: unknown, kit: RuleKit): void;
   /** Sets the spec's defaults on a connection holding only this type's non-empty keys. */

@@ -78,6 +78,12 @@ export function connectionRules(conn: Record<string, unknown>, action: unknown, 
   if (Array.isArray(conn.address) && !(spec.addressList !== undefined && action === spec.addressList)) {
     add(["connection", "address"], "a list of addresses is only for e-mail export recipients", "one host name or URL");
   }
+  for (const s of connectorSpecs()) {
+    for (const [key, format] of Object.entries(s.formats ?? {})) {
+      const value = conn[key];
+      if (kit.plain(value) && !format.pattern.test(value)) add(["connection", key], format.message, format.allowed);
+    }
+  }
 }
 
 /** The spec's per-type defaults; only keys the type reads are set. */
