@@ -4,6 +4,7 @@ import { registerSecret } from "../secrets.js";
 import { registerConnectionSecrets } from "./connection-secrets.js";
 import { checkHttpUrl, checkNamePattern, checkSearch, checkTimezone, parseLimit } from "./checks.js";
 import { checkCalculate } from "./calculate-syntax.js";
+import { capabilityRules } from "./capabilities.js";
 import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
 import { invalidDefinition } from "./parse.js";
@@ -108,6 +109,8 @@ function recheck(a: Automation): Problem[] {
     const value = conn[key];
     check(typeof value === "string" ? value : undefined, checkHttpUrl, ["connection", key]);
   }
+  // An after_import given by a parameter is known only now.
+  capabilityRules({ ...a }, (path, message) => problems.push({ path: formatPath(path), message: `after resolving parameters: ${message}` }));
   a.file_configs.forEach((fc, i) => {
     if (a.action === "import") check(fc.name, checkNamePattern, ["file_configs", i, "name"]);
     check(fc.search, checkSearch, ["file_configs", i, "search"]);
