@@ -34,6 +34,8 @@ export interface ConnectionConfig {
   email_search?: { from?: string; subject?: string; since_days?: number };
   subject?: string;
   body?: string;
+  /** Keys of a type registered outside this list (its spec declares and checks them); read them as unknown and narrow. */
+  readonly [key: string]: unknown;
 }
 
 /** One entry of a remote listing. `path` is what download/delete/move take. */
