@@ -15,38 +15,26 @@ export function fileServerRules(type: string) {
   };
 }
 
-function passive(conn: Record<string, unknown>): void {
-  conn.use_pasv_address ??= true;
+/** ftp upgrades to TLS with `ssl_ftp`; ftps is TLS by AUTH TLS or, with `implicit_tls`, from the first byte. */
+function ftpFamily(type: "ftp" | "ftps", tlsKey: "ssl_ftp" | "implicit_tls"): ConnectorSpec {
+  return {
+    type,
+    label: type,
+    // validate: an ftp connection with ssl_ftp is TLS too, so it can skip certificate checks like ftps.
+    keys: { ...LOGIN_KEYS, path, port, [tlsKey]: flag, use_pasv_address: flag, validate },
+    rules: fileServerRules(type),
+    defaults(conn) {
+      conn.use_pasv_address ??= true;
+      conn[tlsKey] ??= false;
+      // Implicit TLS has its own port (automations.md: "implicit TLS (port 990)").
+      conn.port ??= conn.implicit_tls === true ? 990 : 21;
+      if (type === "ftps" || conn.ssl_ftp === true) conn.validate ??= true;
+    },
+    secrets: { fields: ["password"], urls: ["address"] },
+    capabilities: FILE_CAPABILITIES,
+    create: createFtpConnector,
+  };
 }
 
-export const ftpSpec: ConnectorSpec = {
-  type: "ftp",
-  label: "ftp",
-  // validate: an ftp connection with ssl_ftp is TLS too, so it can skip certificate checks like ftps.
-  keys: { ...LOGIN_KEYS, path, port, ssl_ftp: flag, use_pasv_address: flag, validate },
-  rules: fileServerRules("ftp"),
-  defaults(conn) {
-    passive(conn);
-    conn.ssl_ftp ??= false;
-    conn.port ??= 21;
-    if (conn.ssl_ftp === true) conn.validate ??= true;
-  },
-  secrets: { fields: ["password"], urls: ["address"] },
-  capabilities: FILE_CAPABILITIES,
-  create: createFtpConnector,
-};
-
-export const ftpsSpec: ConnectorSpec = {
-  ...ftpSpec,
-  type: "ftps",
-  label: "ftps",
-  keys: { ...LOGIN_KEYS, path, port, implicit_tls: flag, use_pasv_address: flag, validate },
-  rules: fileServerRules("ftps"),
-  defaults(conn) {
-    passive(conn);
-    conn.implicit_tls ??= false;
-    // Implicit TLS has its own port (automations.md: "implicit TLS (port 990)").
-    conn.port ??= conn.implicit_tls === true ? 990 : 21;
-    conn.validate ??= true;
-  },
-};
+export const ftpSpec = ftpFamily("ftp", "ssl_ftp");
+export const ftpsSpec = ftpFamily("ftps", "implicit_tls");
