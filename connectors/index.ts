@@ -7,11 +7,10 @@ import { sds3Spec, sdsftpSpec } from "./storage-spec.js";
 import type { Capability, ConnectorSpec } from "./spec.js";
 import type { ConnectionConfig, Connector, ConnectorContext, ConnectorParts, OptionalOperation } from "./types.js";
 
-/**
- * The registry: `connection.type` → its spec. The one place that names the
- * types; validation, masking, secret registration and the pipeline look a
- * type up here. Add a type with one line.
- */
+// The registry: `connection.type` → its spec. The one place that names the
+// types; validation, masking, secret registration and the pipeline look a
+// type up here. Add a type with one line.
+
 const BUILT_IN: readonly ConnectorSpec[] = [ftpSpec, ftpsSpec, sftpSpec, sdsftpSpec, sds3Spec, httpSpec, emailSpec];
 
 let specs: ReadonlyMap<string, ConnectorSpec> = new Map(BUILT_IN.map((s) => [s.type, s]));

@@ -7,16 +7,15 @@ import { bareHost, isPrivateAddress } from "./net-address.js";
 
 export { isPrivateAddress } from "./net-address.js";
 
-/**
- * The network guard of automations.md: definitions come from tenants, so no
- * connector may open a socket into the worker's own network unless the
- * operator allows it with CONVEYOR_ALLOW_PRIVATE_HOSTS. Every connector that
- * dials a tenant's host (ftp, ftps, sftp, http and its oauth, imap, an FTP
- * passive-mode address) asks `checkedHost` and connects to the address it
- * returns: the name is resolved once and every address checked, so a DNS
- * answer that changes between check and connect (rebinding) cannot matter.
- * The refusal comes before any socket exists, so it says nothing of the port.
- */
+// The network guard of automations.md: definitions come from tenants, so no
+// connector may open a socket into the worker's own network unless the
+// operator allows it with CONVEYOR_ALLOW_PRIVATE_HOSTS. Every connector that
+// dials a tenant's host (ftp, ftps, sftp, http and its oauth, imap, an FTP
+// passive-mode address) asks `checkedHost` and connects to the address it
+// returns: the name is resolved once and every address checked, so a DNS
+// answer that changes between check and connect (rebinding) cannot matter.
+// The refusal comes before any socket exists, so it says nothing of the port.
+
 export const PRIVATE_HOSTS_SETTING = "CONVEYOR_ALLOW_PRIVATE_HOSTS";
 
 /** A host the guard let through: connect to `address`; TLS names the server `servername`. */

@@ -2,13 +2,11 @@ import type { z } from "zod";
 import type { Add } from "../src/schema-kit.js";
 import type { ConnectionConfig, ConnectorContext, ConnectorParts } from "./types.js";
 
-/**
- * What a connection type declares about itself, the way a Redpanda Connect
- * component does: the keys it reads with their schema, its defaults, which
- * keys hold secrets, what it can do and how to build it. Validation, masking,
- * secret registration and the pipeline read this; nothing outside
- * `connectors/` branches on the type.
- */
+// What a connection type declares about itself, the way a Redpanda Connect
+// component does: the keys it reads with their schema, its defaults, which
+// keys hold secrets, what it can do and how to build it. Validation, masking,
+// secret registration and the pipeline read this; nothing outside
+// `connectors/` branches on the type.
 
 /** What a connector can be asked to do; anything missing is refused before a run connects. */
 export type Capability = "list" | "download" | "upload" | "delete" | "move" | "send";

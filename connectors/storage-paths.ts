@@ -1,12 +1,11 @@
 import path from "node:path";
 import { ConveyorError } from "../src/errors.js";
 
-/**
- * Relative paths inside the service's storage. Everything a tenant writes
- * (the connection's `path`, folders, file names) is confined to the account's
- * root: `..` that would climb out, NUL bytes and backslashes are refused
- * rather than silently cleaned, so a wrong definition is noticed.
- */
+// Relative paths inside the service's storage. Everything a tenant writes
+// (the connection's `path`, folders, file names) is confined to the account's
+// root: `..` that would climb out, NUL bytes and backslashes are refused
+// rather than silently cleaned, so a wrong definition is noticed.
+
 export function cleanRelative(value: string | undefined, field: string): string {
   const raw = (value ?? "").trim();
   if (raw.includes("\0")) throw unsafe(field, raw, "contains a NUL byte");

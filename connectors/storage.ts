@@ -5,12 +5,11 @@ import { LocalStorageConnector } from "./storage-local.js";
 import { S3StorageConnector } from "./storage-s3.js";
 import { createSftpStorage } from "./storage-sftp.js";
 
-/**
- * `sdsftp` and `sds3` are two names for one thing: the service's own storage.
- * The seed exposed it over FTP and S3; here the worker's CONVEYOR_STORAGE
- * setting alone decides where it lives (a local folder, an S3 bucket or an
- * SFTP server), so an automation never carries storage hosts or credentials.
- */
+// `sdsftp` and `sds3` are two names for one thing: the service's own storage.
+// The seed exposed it over FTP and S3; here the worker's CONVEYOR_STORAGE
+// setting alone decides where it lives (a local folder, an S3 bucket or an
+// SFTP server), so an automation never carries storage hosts or credentials.
+
 export function storageKind(storage: string): "local" | "s3" | "sftp" {
   if (storage.startsWith("s3://")) return "s3";
   if (storage.startsWith("sftp://")) return "sftp";

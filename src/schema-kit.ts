@@ -1,12 +1,10 @@
 import { closest, distance } from "fastest-levenshtein";
 import { z } from "zod";
 
-/**
- * Building blocks of every zod schema a user writes keys for: the definition
- * and each connector's connection keys. Every check that can say what is
- * allowed does so through `params.allowed`, which `problems.ts` turns into the
- * Problem's `allowed` text.
- */
+// Building blocks of every zod schema a user writes keys for: the definition
+// and each connector's connection keys. Every check that can say what is
+// allowed does so through `params.allowed`, which `problems.ts` turns into the
+// Problem's `allowed` text.
 
 export type Add = (path: (string | number)[], message: string, allowed?: string) => void;
 

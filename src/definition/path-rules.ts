@@ -8,13 +8,11 @@ import { hasPlaceholder, substitute } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
 import type { Problem } from "./types.js";
 
-/**
- * Every path and name a definition makes (automations.md: connection `path`
- * and `folder`, export file names, `after_import: move:<folder>`), judged by
- * the very functions the connectors call when they use it, so a definition
- * accepted here is never refused for its path later, after apply. Save and
- * `conveyor check` judge the literals; run start judges the resolved values.
- */
+// Every path and name a definition makes (automations.md: connection `path`
+// and `folder`, export file names, `after_import: move:<folder>`), judged by
+// the very functions the connectors call when they use it, so a definition
+// accepted here is never refused for its path later, after apply. Save and
+// `conveyor check` judge the literals; run start judges the resolved values.
 
 export interface PathProblem {
   path: (string | number)[];

@@ -1,12 +1,10 @@
 import type { ConnectionConfig } from "../../connectors/types.js";
 import { ACTION_FUNCTIONS, type ActionFunctionName } from "../mapping/action-functions.js";
 
-/**
- * The normalized automation: what `parseAutomation` returns and every later
- * stage (scheduler, pipeline, daemon) reads. Keys keep the spec's snake_case
- * names (automations.md) so a definition, a log line and the code say the same
- * thing. Every default of the spec is applied here, so no consumer re-derives one.
- */
+// The normalized automation: what `parseAutomation` returns and every later
+// stage (scheduler, pipeline, daemon) reads. Keys keep the spec's snake_case
+// names (automations.md) so a definition, a log line and the code say the same
+// thing. Every default of the spec is applied here, so no consumer re-derives one.
 
 export type Scalar = string | number | boolean | null;
 
