@@ -22,6 +22,7 @@ export const emailSpec: ConnectorSpec = {
   importOnly: ["folder", "email_search", "port"],
   exportOnly: ["subject", "body"],
   addressList: "export",
+  deferrable: { port: "number", "email_search.since_days": "number" },
   rules(_conn, action, kit) {
     kit.need("address", action === "export" ? "an e-mail export (the recipients)" : "an e-mail import (the IMAP host)");
   },

@@ -22,6 +22,7 @@ function ftpFamily(type: "ftp" | "ftps", tlsKey: "ssl_ftp" | "implicit_tls"): Co
     label: type,
     // validate: an ftp connection with ssl_ftp is TLS too, so it can skip certificate checks like ftps.
     keys: { ...LOGIN_KEYS, path, port, [tlsKey]: flag, use_pasv_address: flag, validate },
+    deferrable: { port: "number", [tlsKey]: "boolean", use_pasv_address: "boolean", validate: "boolean" },
     rules: fileServerRules(type),
     defaults(conn) {
       conn.use_pasv_address ??= true;

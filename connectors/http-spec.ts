@@ -37,6 +37,8 @@ export const httpSpec: ConnectorSpec = {
   keys,
   importOnly: ["paginate", "pagination"],
   urlKeys: ["address", "login_address"],
+  // method: checked against HTTP_METHODS once resolved (deferred-text.ts).
+  deferrable: { validate: "boolean", paginate: "boolean", method: "text" },
   rules(_conn, action, kit) {
     kit.need("address", "an http connection (the URL)");
     if (action === "import") kit.need("payload", "an http import (the parameters that trigger the download; {} for none)");

@@ -12,6 +12,7 @@ export const sftpSpec: ConnectorSpec = {
   type: "sftp",
   label: "sftp",
   keys: { ...LOGIN_KEYS, path, port, is_key_file: flag, passphrase: text, host_key: text },
+  deferrable: { port: "number", is_key_file: "boolean" },
   rules: fileServerRules("sftp"),
   formats: { host_key: { pattern: HOST_KEY, message: "not a SHA256 host key fingerprint", allowed: 'the fingerprint as OpenSSH prints it, "SHA256:" followed by 43 base64 characters' } },
   defaults(conn) {

@@ -60,6 +60,12 @@ export interface ConnectorSpec {
    * both that it does not apply and what is wrong with it.
    */
   readonly formats?: Readonly<Record<string, KeyFormat>>;
+  /**
+   * Number, boolean and fixed-value keys that may be written as a whole
+   * placeholder (`"port": "<<sftp port>>"`) and are checked once resolved.
+   * A key of a nested block is named by its dot path (`email_search.since_days`).
+   */
+  readonly deferrable?: Readonly<Record<string, "number" | "boolean" | "text">>;
   /** Rules over several keys: what is required, which values are well-formed. */
   rules?(conn: Readonly<Record<string, unknown>>, action: unknown, kit: RuleKit): void;
   /** Sets the spec's defaults on a connection holding only this type's non-empty keys. */

@@ -86,6 +86,29 @@ export function connectionRules(conn: Record<string, unknown>, action: unknown, 
   }
 }
 
+type DeferrableKind = "number" | "boolean" | "text";
+
+/**
+ * The connection keys that may be a whole placeholder, by block (`""` for the
+ * connection itself, `email_search` for a nested one): the type's own first,
+ * in its spec's order, then every other type's, so a key written on the wrong
+ * type is taken out and resolved as before rather than failing its shape.
+ */
+export function deferrableConnectionKeys(type: unknown): Map<string, Record<string, DeferrableKind>> {
+  const own = connectorSpec(type);
+  const blocks = new Map<string, Record<string, DeferrableKind>>([["", {}]]);
+  for (const spec of [...(own ? [own] : []), ...connectorSpecs().filter((s) => s !== own)]) {
+    for (const [dotted, kind] of Object.entries(spec.deferrable ?? {})) {
+      const dot = dotted.indexOf(".");
+      const [block, key] = dot < 0 ? ["", dotted] : [dotted.slice(0, dot), dotted.slice(dot + 1)];
+      const kinds = blocks.get(block) ?? {};
+      kinds[key] ??= kind;
+      blocks.set(block, kinds);
+    }
+  }
+  return blocks;
+}
+
 /** The spec's per-type defaults; only keys the type reads are set. */
 export function normalizeConnection(conn: Record<string, unknown>, action: "import" | "export"): Connection {
   const spec = connectorSpec(conn.type);

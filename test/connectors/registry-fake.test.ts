@@ -52,6 +52,15 @@ describe("a registered fake connector type", () => {
     expect(problems(definition({ type: "sdsftp", path: "in", passcode: "p" }))["connection.passcode"]).toBe('"passcode" does not apply to a sdsftp connection');
   });
 
+  it("takes a placeholder for a key its spec declares deferrable, and checks it once resolved", () => {
+    const raw = { ...definition({ type: "fake", root: served, passcode: "<<code>>", retries: "<<tries>>" }) };
+    raw.parameters = [{ name: "code", value: FAKE_PASSCODE }, { name: "tries", value: "3" }];
+    const parsed = parseAutomation(raw);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    expect(resolveAutomation(parsed.automation, { runId: "r1", now: new Date() }).connection?.retries).toBe(3);
+    expect(problems(definition({ type: "fake", root: served, passcode: "p", retries: 12 }))["connection.retries"]).toMatch(/not a whole number from 0 to 9/);
+  });
+
   it("refuses up front what its spec says it cannot do, naming the field", () => {
     const parsed = parseAutomation(definition({ type: "fakedrop", root: served, passcode: "p" }, { after_import: "delete" }));
     expect(parsed.ok ? [] : parsed.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([

@@ -4,7 +4,7 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { isAbsolute } from "node:path";
 import { ConveyorError } from "../../src/errors.js";
-import { known, nonEmpty, text } from "../../src/schema-kit.js";
+import { integer, known, nonEmpty, text } from "../../src/schema-kit.js";
 import { partName, safeRelative, timestampedName } from "../../connectors/paths.js";
 import type { ConnectorSpec } from "../../connectors/spec.js";
 import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, RemoteFile, TransferResult } from "../../connectors/types.js";
@@ -142,7 +142,9 @@ export const fakeSpec: ConnectorSpec = {
     // `passcode` is not a secret-looking key name: only the spec says it is one.
     passcode: text,
     options: known({ note: text.optional() }, "connection.options"),
+    retries: integer(0, 9),
   },
+  deferrable: { retries: "number" },
   rules(_conn, _action, kit) {
     kit.need("root", "a fake connection (the folder it serves)");
     kit.need("passcode", "a fake connection");
