@@ -33,6 +33,7 @@ export const emailSpec: ConnectorSpec = {
   },
   secrets: { fields: ["password"], urls: ["address"] },
   capabilities: ["list", "download", "upload"],
+  settings: ["allowPrivateHosts", "smtpUrl"],
   refusalHint: "a processed message is marked seen and passed by the checkpoint; use after_import: keep",
   create: emailConnectorFactory,
 };

@@ -33,6 +33,7 @@ function ftpFamily(type: "ftp" | "ftps", tlsKey: "ssl_ftp" | "implicit_tls"): Co
     },
     secrets: { fields: ["password"], urls: ["address"] },
     capabilities: FILE_CAPABILITIES,
+    settings: ["allowPrivateHosts"],
     create: createFtpConnector,
   };
 }

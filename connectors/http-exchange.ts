@@ -43,7 +43,7 @@ export class HttpExchange {
     for (const [k, v] of Object.entries(conn.payload ?? {})) if (isSecretParam(k)) registerSecret(v);
     for (const address of [conn.address ?? []].flat()) registerUrlSecrets(address);
     this.client = new HttpClient({
-      allowPrivateHosts: ctx.settings.allowPrivateHosts,
+      allowPrivateHosts: ctx.settings.allowPrivateHosts === true,
       validate: conn.validate !== false,
       timeoutMs: options.timeoutMs ?? 60_000,
       logger: ctx.logger,

@@ -50,6 +50,7 @@ export const httpSpec: ConnectorSpec = {
   },
   secrets: { fields: ["password", "oauth.client_secret"], headers: "headers", urls: ["address", "login_address", "oauth.address"], params: "payload" },
   capabilities: ["list", "download", "upload", "send"],
+  settings: ["allowPrivateHosts"],
   refusalHint: "http connections only download (import) or send (export); use after_import: keep",
   joinsPages: (conn) => conn.paginate === true,
   create: createHttpConnector,

@@ -5,7 +5,7 @@ import { httpSpec } from "./http-spec.js";
 import { sftpSpec } from "./sftp-spec.js";
 import { sds3Spec, sdsftpSpec } from "./storage-spec.js";
 import type { Capability, ConnectorSpec } from "./spec.js";
-import type { ConnectionConfig, Connector, ConnectorContext, ConnectorParts, OptionalOperation } from "./types.js";
+import type { ConnectionConfig, Connector, ConnectorContext, ConnectorParts, ConnectorSettings, OptionalOperation } from "./types.js";
 
 // The registry: `connection.type` → its spec. The one place that names the
 // types; validation, masking, secret registration and the pipeline look a
@@ -72,9 +72,10 @@ export function createConnector(connection: ConnectionConfig, context: Connector
       details: { field: "connection.type" },
     });
   }
-  // Only the settings a connector may read: credentials of the worker itself never reach it.
-  const { allowPrivateHosts, storage, smtpUrl } = context.settings;
-  return completeConnector(spec, spec.create(connection, { ...context, settings: { allowPrivateHosts, storage, smtpUrl } }));
+  // Only the settings the spec names: the worker's own credentials and the rest never reach a connector.
+  const settings: ConnectorSettings = {};
+  for (const key of spec.settings) Object.assign(settings, { [key]: context.settings[key] });
+  return completeConnector(spec, spec.create(connection, { ...context, settings }));
 }
 
 export type { Capability, ConnectorSpec, RuleKit, SecretFields } from "./spec.js";

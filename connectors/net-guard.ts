@@ -1,8 +1,7 @@
 import dns, { type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { ConveyorError } from "../src/errors.js";
-import type { Settings } from "../src/config.js";
-import type { ConnectionConfig } from "./types.js";
+import type { ConnectionConfig, ConnectorSettings } from "./types.js";
 import { bareHost, isPrivateAddress } from "./net-address.js";
 
 export { isPrivateAddress } from "./net-address.js";
@@ -32,8 +31,8 @@ export interface CheckedHost {
  * tenant's choice, so it is never refused; the same holds for the SMTP relay
  * of CONVEYOR_SMTP_URL, which smtp-pool.ts dials without asking the guard.
  */
-export function allowsPrivateHosts(type: ConnectionConfig["type"], settings: Pick<Settings, "allowPrivateHosts">): boolean {
-  return type === "sdsftp" || type === "sds3" || settings.allowPrivateHosts;
+export function allowsPrivateHosts(type: ConnectionConfig["type"], settings: ConnectorSettings): boolean {
+  return type === "sdsftp" || type === "sds3" || settings.allowPrivateHosts === true;
 }
 
 export function privateHostError(host: string, what: string): ConveyorError {

@@ -21,6 +21,7 @@ export const sftpSpec: ConnectorSpec = {
   },
   secrets: { fields: ["password", "passphrase"], urls: ["address"] },
   capabilities: ["list", "download", "upload", "delete", "move"],
+  settings: ["allowPrivateHosts"],
   listedPort: 22,
   create: createSftpConnector,
 };

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Add } from "../src/schema-kit.js";
-import type { ConnectionConfig, ConnectorContext, ConnectorParts } from "./types.js";
+import type { ConnectionConfig, ConnectorContext, ConnectorParts, ConnectorSettings } from "./types.js";
 
 // What a connection type declares about itself, the way a Redpanda Connect
 // component does: the keys it reads with their schema, its defaults, which
@@ -71,6 +71,8 @@ export interface ConnectorSpec {
   /** Sets the spec's defaults on a connection holding only this type's non-empty keys. */
   defaults?(conn: Record<string, unknown>, action: Direction): void;
   readonly secrets: SecretFields;
+  /** The worker settings the connector reads; the registry hands it these alone. */
+  readonly settings: readonly (keyof ConnectorSettings)[];
   readonly capabilities: readonly Capability[];
   /** Why what the type cannot do is refused, shown as the hint. */
   readonly refusalHint?: string;

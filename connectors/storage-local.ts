@@ -4,7 +4,7 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { ConveyorError } from "../src/errors.js";
 import type { ConnectionConfig, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
-import { accountSegment, cleanRelative, isPartName, joinRelative, stampedName } from "./storage-paths.js";
+import { accountSegment, cleanRelative, storageSetting, isPartName, joinRelative, stampedName } from "./storage-paths.js";
 import { linkRefused, openConfinedDir, openConfinedFile, openedPath, refuseLink, type ConfinedDir } from "./storage-confined.js";
 
 /**
@@ -47,7 +47,7 @@ export class LocalStorageConnector implements Connector {
   private readonly base: string;
 
   constructor(readonly type: "sdsftp" | "sds3", private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext) {
-    this.root = path.join(ctx.settings.storage, accountSegment(ctx.apiUser));
+    this.root = path.join(storageSetting(ctx.settings), accountSegment(ctx.apiUser));
     this.base = cleanRelative(conn.path, "connection.path");
   }
 

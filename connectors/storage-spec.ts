@@ -13,6 +13,8 @@ export const sdsftpSpec: ConnectorSpec = {
   },
   secrets: { fields: [] },
   capabilities: ["list", "download", "upload", "delete", "move"],
+  // Where the storage lives; its hosts are the operator's, so the private-host guard does not apply.
+  settings: ["storage"],
   storage: true,
   create: (connection, context) => createStorageConnector(connection, context),
 };

@@ -1,5 +1,6 @@
 import { ConveyorError } from "../src/errors.js";
 import type { TransportOptions } from "./options.js";
+import { storageSetting } from "./storage-paths.js";
 import type { ConnectionConfig, Connector, ConnectorContext } from "./types.js";
 import { LocalStorageConnector } from "./storage-local.js";
 import { S3StorageConnector } from "./storage-s3.js";
@@ -20,7 +21,7 @@ export function storageKind(storage: string): "local" | "s3" | "sftp" {
 export function createStorageConnector(connection: ConnectionConfig, context: ConnectorContext, options?: TransportOptions): Connector {
   const type = connection.type;
   if (type !== "sdsftp" && type !== "sds3") throw new ConveyorError("internal", `storage connector asked for type ${type}`);
-  switch (storageKind(context.settings.storage)) {
+  switch (storageKind(storageSetting(context.settings))) {
     case "s3":
       return new S3StorageConnector(type, connection, context);
     case "sftp":

@@ -80,8 +80,11 @@ export interface MetadataStore {
   set(key: string, value: unknown): Promise<void>;
 }
 
-/** The worker settings a connector may read: nothing else of Settings (the API token, the database) reaches it. */
-export type ConnectorSettings = Pick<Settings, "allowPrivateHosts" | "storage" | "smtpUrl">;
+/**
+ * The worker settings a connector may read: nothing else of Settings (the API
+ * token, the database) reaches it, and of these only what its spec names.
+ */
+export type ConnectorSettings = Partial<Pick<Settings, "allowPrivateHosts" | "storage" | "smtpUrl">>;
 
 export interface ConnectorContext {
   settings: ConnectorSettings;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConnector, registerConnector } from "../../connectors/index.js";
 import { maskAutomation, parseAutomation, resolveAutomation } from "../../src/definition/index.js";
 import { MASK, maskSecrets } from "../../src/secrets.js";
-import { FAKE_PASSCODE, fakeDropSpec, fakeSpec } from "../helpers/fake-connector.js";
+import { FAKE_PASSCODE, FakeConnector, fakeDropSpec, fakeSpec } from "../helpers/fake-connector.js";
 import { connectorConformance } from "./conformance.js";
 import { capturingContext, folderFiles, removeDir, tempDir } from "./conformance-kit.js";
 
@@ -86,6 +86,24 @@ describe("a registered fake connector type", () => {
     const drop = createConnector({ type: "fakedrop", path: "", root: served, passcode: FAKE_PASSCODE }, capturingContext().context);
     const err = await drop.delete({ name: "a", path: "a", size: 0, modified: null }).then(() => null, (e: unknown) => e);
     expect(err).toMatchObject({ code: "protocol", message: "delete is not supported for fake drop box connections" });
+  });
+});
+
+describe("settings a connector receives", () => {
+  it("are the ones its spec names, no more", () => {
+    let seen: object | undefined;
+    const undo = registerConnector({
+      ...fakeSpec,
+      type: "fakeprobe",
+      settings: ["smtpUrl"],
+      create: (connection, context) => {
+        seen = context.settings;
+        return new FakeConnector(connection, context);
+      },
+    });
+    createConnector({ type: "fakeprobe", path: "", root: served, passcode: FAKE_PASSCODE }, capturingContext().context);
+    undo();
+    expect(Object.keys(seen ?? {})).toEqual(["smtpUrl"]);
   });
 });
 

@@ -154,6 +154,7 @@ export const fakeSpec: ConnectorSpec = {
   },
   secrets: { fields: ["passcode"] },
   capabilities: ["list", "download", "upload", "delete", "move"],
+  settings: [],
   create: (connection, context) => new FakeConnector(connection, context),
 };
 
