@@ -2,9 +2,9 @@ import { stat } from "node:fs/promises";
 import { ConveyorError } from "../src/errors.js";
 import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import { ImapMailbox } from "./email-imap.js";
-import type { EmailOptions } from "./email-parts.js";
+import type { EmailConnection, EmailOptions } from "./email-parts.js";
 import { senderOf, smtpTransport, smtpUrlRequired } from "./smtp-pool.js";
-import type { ConnectionConfig, ConnectionTestResult, ConnectorContext, ConnectorFactory, ConnectorParts, RemoteFile, TransferResult, UploadAbout } from "./types.js";
+import type { ConnectionTestResult, ConnectorContext, ConnectorFactory, ConnectorParts, RemoteFile, TransferResult, UploadAbout } from "./types.js";
 
 /** Maps what nodemailer throws to the connector codes; nodemailer's messages carry no password. */
 export function classifySmtpError(err: unknown): ConveyorError {
@@ -44,7 +44,7 @@ export class EmailConnector implements ConnectorParts {
   readonly type = "email" as const;
   private imapSide: ImapMailbox | undefined;
 
-  constructor(private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext, private readonly options: EmailOptions = {}) {}
+  constructor(private readonly conn: EmailConnection, private readonly ctx: ConnectorContext, private readonly options: EmailOptions = {}) {}
 
   private get imap(): ImapMailbox {
     this.imapSide ??= new ImapMailbox(this.conn, this.ctx, this.options);
@@ -119,7 +119,7 @@ export class EmailConnector implements ConnectorParts {
   }
 }
 
-export function createEmailConnector(connection: ConnectionConfig, context: ConnectorContext, options?: EmailOptions): ConnectorParts {
+export function createEmailConnector(connection: EmailConnection, context: ConnectorContext, options?: EmailOptions): ConnectorParts {
   return new EmailConnector(connection, context, options);
 }
 

@@ -4,8 +4,8 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ConveyorError } from "../src/errors.js";
-import type { ConnectionConfig, ConnectorContext, ConnectorFactory, ConnectorParts, RecordSendResult, RemoteFile, TransferResult } from "./types.js";
-import { HttpExchange, type HttpConnectorOptions } from "./http-exchange.js";
+import type { ConnectorContext, ConnectorFactory, ConnectorParts, RecordSendResult, RemoteFile, TransferResult } from "./types.js";
+import { HttpExchange, type HttpConnection, type HttpConnectorOptions } from "./http-exchange.js";
 import { nextFromBody, nextFromLink, pageRecords, PageTrail } from "./http-paginate.js";
 import { classifyNetworkError, readSnippet, safeUrl } from "./http-client.js";
 
@@ -51,7 +51,7 @@ export class HttpConnector implements ConnectorParts {
   readonly type = "http" as const;
   private readonly ex: HttpExchange;
 
-  constructor(private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext, options: HttpConnectorOptions = {}) {
+  constructor(private readonly conn: HttpConnection, private readonly ctx: ConnectorContext, options: HttpConnectorOptions = {}) {
     this.ex = new HttpExchange(conn, ctx, options);
   }
 

@@ -4,6 +4,10 @@ import { ftpSpec, ftpsSpec } from "./ftp-spec.js";
 import { httpSpec } from "./http-spec.js";
 import { sftpSpec } from "./sftp-spec.js";
 import { sds3Spec, sdsftpSpec } from "./storage-spec.js";
+import type { EmailConnection } from "./email-parts.js";
+import type { FtpConnection } from "./ftp-session.js";
+import type { HttpConnection } from "./http-exchange.js";
+import type { SftpConnection } from "./sftp-session.js";
 import type { Capability, ConnectorSpec } from "./spec.js";
 import type { ConnectionConfig, Connector, ConnectorContext, ConnectorParts, ConnectorSettings, OptionalOperation } from "./types.js";
 
@@ -77,6 +81,13 @@ export function createConnector(connection: ConnectionConfig, context: Connector
   for (const key of spec.settings) Object.assign(settings, { [key]: context.settings[key] });
   return completeConnector(spec, spec.create(connection, { ...context, settings }));
 }
+
+/**
+ * Every built-in type's keys together: what code reading a parsed automation
+ * (the daemon, `conveyor show`, tests) may find in its connection. A
+ * registered type's own keys read as unknown.
+ */
+export type BuiltInConnection = FtpConnection & SftpConnection & HttpConnection & EmailConnection;
 
 export type { Capability, ConnectorSpec, RuleKit, SecretFields } from "./spec.js";
 export type { Connector, ConnectorContext, ConnectorFactory, ConnectionConfig, ConnectorParts, ConnectorSettings } from "./types.js";

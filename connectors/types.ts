@@ -5,9 +5,11 @@ import type { Settings } from "../src/config.js";
 
 /**
  * A connection as a connector receives it: parsed, defaults applied and every
- * placeholder resolved (keys as in automations.md). Connectors read only the
- * keys of their type; each type's spec decides which keys it has and which
- * are required. `type` is a registered spec's type (connectors/index.ts).
+ * placeholder resolved (keys as in automations.md). Only the keys several
+ * types share are named here; each connector names its own in its own
+ * connection type (FtpConnection, SftpConnection, HttpConnection,
+ * EmailConnection), and its spec declares and checks them. Any other key
+ * reads as unknown until narrowed.
  */
 export interface ConnectionConfig {
   type: string;
@@ -16,25 +18,7 @@ export interface ConnectionConfig {
   password?: string;
   path?: string;
   port?: number;
-  ssl_ftp?: boolean;
-  implicit_tls?: boolean;
-  use_pasv_address?: boolean;
-  is_key_file?: boolean;
-  passphrase?: string;
-  host_key?: string;
   validate?: boolean;
-  method?: string;
-  headers?: Record<string, string>;
-  payload?: Record<string, unknown>;
-  login_address?: string;
-  oauth?: { address: string; client_id: string; client_secret: string; grant_type?: string; method?: string };
-  paginate?: boolean;
-  pagination?: { next: string; param?: string; records?: string };
-  folder?: string;
-  email_search?: { from?: string; subject?: string; since_days?: number };
-  subject?: string;
-  body?: string;
-  /** Keys of a type registered outside this list (its spec declares and checks them); read them as unknown and narrow. */
   readonly [key: string]: unknown;
 }
 

@@ -1,4 +1,4 @@
-import type { ConnectionConfig } from "../../connectors/types.js";
+import type { BuiltInConnection } from "../../connectors/index.js";
 import { ACTION_FUNCTIONS, type ActionFunctionName } from "../mapping/action-functions.js";
 
 // The normalized automation: what `parseAutomation` returns and every later
@@ -9,10 +9,10 @@ import { ACTION_FUNCTIONS, type ActionFunctionName } from "../mapping/action-fun
 export type Scalar = string | number | boolean | null;
 
 /** A registered connector's type (connectors/index.ts lists them). */
-export type ConnectionType = ConnectionConfig["type"];
+export type ConnectionType = BuiltInConnection["type"];
 
-/** Same keys as the connector's `ConnectionConfig`; only the keys of its type are set. */
-export type Connection = ConnectionConfig;
+/** A connection as parsed: only the keys of its type are set (connectors/index.ts names the built-in ones). */
+export type Connection = BuiltInConnection;
 
 export interface Parameter {
   name: string;
