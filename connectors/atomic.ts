@@ -3,12 +3,11 @@ import path from "node:path";
 import { ConveyorError } from "../src/errors.js";
 import type { TransferResult } from "./types.js";
 
-/**
- * The transfer rules every connector shares: a file appears under its final
- * name (local or remote) only once it is complete and its size matches, so a
- * reader never picks up half a file and a failure leaves nothing behind under
- * that name.
- */
+// The transfer rules every connector shares: a file appears under its final
+// name (local or remote) only once it is complete and its size matches, so a
+// reader never picks up half a file and a failure leaves nothing behind under
+// that name.
+
 export async function localSize(localPath: string): Promise<number> {
   try {
     return (await stat(localPath)).size;

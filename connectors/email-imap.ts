@@ -7,8 +7,8 @@ import { registerSecret } from "../src/secrets.js";
 import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import { classifyError, type ErrorSite } from "./errors.js";
 import { allowsPrivateHosts, checkedHost } from "./net-guard.js";
-import type { ConnectionConfig, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
-import { attachmentsOf, parseRef, type EmailOptions } from "./email-parts.js";
+import type { ConnectorContext, RemoteFile, TransferResult } from "./types.js";
+import { attachmentsOf, parseRef, type EmailConnection, type EmailOptions } from "./email-parts.js";
 import { imapLogger, registerSaslForms } from "./email-trace.js";
 
 /** Metadata key of the checkpoint: the mailbox's UIDVALIDITY and the last UID processed. */
@@ -35,7 +35,7 @@ export class ImapMailbox {
   private readonly port: number;
   private readonly site: ErrorSite;
 
-  constructor(private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext, private readonly options: EmailOptions = {}) {
+  constructor(private readonly conn: EmailConnection, private readonly ctx: ConnectorContext, private readonly options: EmailOptions = {}) {
     const address = Array.isArray(conn.address) ? conn.address[0] : conn.address;
     if (!address) throw new ConveyorError("definition_invalid", "connection.address (the IMAP host) is required for an e-mail import");
     this.host = address;

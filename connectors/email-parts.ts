@@ -1,7 +1,15 @@
 import path from "node:path";
 import type { MessageStructureObject } from "imapflow";
 import { ConveyorError } from "../src/errors.js";
-import type { RemoteFile } from "./types.js";
+import type { ConnectionConfig, RemoteFile } from "./types.js";
+
+/** An e-mail connection: an import's mailbox and search, an export's subject and body. */
+export interface EmailConnection extends ConnectionConfig {
+  folder?: string;
+  email_search?: { from?: string; subject?: string; since_days?: number };
+  subject?: string;
+  body?: string;
+}
 
 /** Internal knobs of the e-mail connector; tests shorten them. */
 export interface EmailOptions {

@@ -2,9 +2,9 @@ import { stat } from "node:fs/promises";
 import { ConveyorError } from "../src/errors.js";
 import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import { ImapMailbox } from "./email-imap.js";
-import type { EmailOptions } from "./email-parts.js";
+import type { EmailConnection, EmailOptions } from "./email-parts.js";
 import { senderOf, smtpTransport, smtpUrlRequired } from "./smtp-pool.js";
-import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, ConnectorFactory, RemoteFile, TransferResult, UploadAbout } from "./types.js";
+import type { ConnectionTestResult, ConnectorContext, ConnectorFactory, ConnectorParts, RemoteFile, TransferResult, UploadAbout } from "./types.js";
 
 /** Maps what nodemailer throws to the connector codes; nodemailer's messages carry no password. */
 export function classifySmtpError(err: unknown): ConveyorError {
@@ -35,22 +35,16 @@ export function classifySmtpError(err: unknown): ConveyorError {
   }
 }
 
-function unsupported(what: string): ConveyorError {
-  return new ConveyorError("protocol", `${what} is not supported for e-mail connections`, {
-    hint: "a processed message is marked seen and passed by the checkpoint; use after_import: keep",
-  });
-}
-
 /**
  * `email`: an import reads attachments over IMAP (`address` is the IMAP
  * host); an export sends the file as an attachment over the worker's SMTP
  * server (`address` is the recipient or list of recipients).
  */
-export class EmailConnector implements Connector {
+export class EmailConnector implements ConnectorParts {
   readonly type = "email" as const;
   private imapSide: ImapMailbox | undefined;
 
-  constructor(private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext, private readonly options: EmailOptions = {}) {}
+  constructor(private readonly conn: EmailConnection, private readonly ctx: ConnectorContext, private readonly options: EmailOptions = {}) {}
 
   private get imap(): ImapMailbox {
     this.imapSide ??= new ImapMailbox(this.conn, this.ctx, this.options);
@@ -104,18 +98,6 @@ export class EmailConnector implements Connector {
     return { size };
   }
 
-  async delete(_file: RemoteFile): Promise<void> {
-    throw unsupported("delete");
-  }
-
-  async move(_file: RemoteFile, _folder: string): Promise<string> {
-    throw unsupported("move");
-  }
-
-  async mkdir(_folder: string): Promise<void> {
-    throw unsupported("mkdir");
-  }
-
   /** An address with `@` is an export (checks the SMTP server); a host name is an import (checks the mailbox). */
   async test(): Promise<ConnectionTestResult> {
     const a = this.conn.address;
@@ -137,7 +119,7 @@ export class EmailConnector implements Connector {
   }
 }
 
-export function createEmailConnector(connection: ConnectionConfig, context: ConnectorContext, options?: EmailOptions): Connector {
+export function createEmailConnector(connection: EmailConnection, context: ConnectorContext, options?: EmailOptions): ConnectorParts {
   return new EmailConnector(connection, context, options);
 }
 

@@ -1,12 +1,11 @@
 import { ConveyorError, type ErrorCode } from "../src/errors.js";
 
-/**
- * Turns whatever a protocol library throws into a ConveyorError with one of the
- * connector codes. The libraries disagree on how they report things (basic-ftp:
- * reply codes; ssh2: `level` and messages; node: errno strings), so the rules
- * below look at all three. Auth and host-key failures are never retryable: a
- * retry would only lock the account or hide an attack.
- */
+// Turns whatever a protocol library throws into a ConveyorError with one of the
+// connector codes. The libraries disagree on how they report things (basic-ftp:
+// reply codes; ssh2: `level` and messages; node: errno strings), so the rules
+// below look at all three. Auth and host-key failures are never retryable: a
+// retry would only lock the account or hide an attack.
+
 export interface ErrorSite {
   /** `ftp`, `sftp`, … as the user named the connection. */
   protocol: string;

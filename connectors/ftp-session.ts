@@ -9,6 +9,13 @@ import { normalizeBase } from "./paths.js";
 import { traceSink } from "./trace.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
 
+/** An ftp or ftps connection: the shared keys and the TLS and passive-mode switches. */
+export interface FtpConnection extends ConnectionConfig {
+  ssl_ftp?: boolean;
+  implicit_tls?: boolean;
+  use_pasv_address?: boolean;
+}
+
 /** An open, logged-in basic-ftp client plus what we learned while connecting. */
 export interface FtpSession {
   client: Client;
@@ -27,7 +34,7 @@ export interface FtpEndpoint {
   server: string;
 }
 
-export function ftpEndpoint(connection: ConnectionConfig): FtpEndpoint {
+export function ftpEndpoint(connection: FtpConnection): FtpEndpoint {
   const address = Array.isArray(connection.address) ? connection.address[0] : connection.address;
   const host = (address ?? "").trim();
   const tls = connection.type === "ftps" || connection.ssl_ftp === true;
@@ -89,7 +96,7 @@ function firstWorking(strategies: Array<(ftp: FTPContext) => Promise<FTPResponse
 }
 
 export async function openFtpSession(
-  connection: ConnectionConfig,
+  connection: FtpConnection,
   context: ConnectorContext,
   timeouts: { idleTimeoutMs: number; connectTimeoutMs: number },
 ): Promise<FtpSession> {

@@ -1,10 +1,10 @@
-import path from "node:path";
 import { FileType, FTPError, type FileInfo } from "basic-ftp";
-import { atomicDownload, atomicUpload } from "./atomic.js";
+import { atomicDownload } from "./atomic.js";
+import { moveInto, uploadInto, type FolderServer } from "./folder-ops.js";
 import { classifyError, type ErrorSite } from "./errors.js";
 import { ftpEndpoint, openFtpSession, type FtpSession } from "./ftp-session.js";
 import { resolveOptions, type TransportOptions } from "./options.js";
-import { partName, relativeDir, relativeJoin, remoteJoin, safeRelative, timestampedName } from "./paths.js";
+import { relativeJoin, remoteJoin, safeRelative } from "./paths.js";
 import { Session } from "./session.js";
 import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
 
@@ -84,21 +84,7 @@ export class FtpConnector implements Connector {
 
   async upload(localPath: string, remoteName: string): Promise<TransferResult> {
     const rel = safeRelative(remoteName, "file name");
-    return this.op(`upload ${rel}`, async (s) => {
-      const dir = relativeDir(rel);
-      if (dir !== "") await ensureDir(s, remoteJoin(s.root, dir));
-      return atomicUpload(
-        {
-          put: async (local, remote) => void (await s.client.uploadFrom(local, remote)),
-          size: (remote) => remoteSize(s, remote),
-          rename: (from, to) => replace(s, from, to),
-          remove: async (remote) => void (await s.client.remove(remote, true)),
-        },
-        localPath,
-        remoteJoin(s.root, rel),
-        remoteJoin(s.root, partName(rel)),
-      );
-    });
+    return this.op(`upload ${rel}`, (s) => uploadInto(folderServer(s), s.root, rel, localPath));
   }
 
   async delete(file: RemoteFile): Promise<void> {
@@ -109,16 +95,7 @@ export class FtpConnector implements Connector {
   async move(file: RemoteFile, folder: string): Promise<string> {
     const rel = safeRelative(file.path);
     const target = safeRelative(folder, "folder");
-    return this.op(`move ${rel} to ${target}`, async (s) => {
-      await ensureDir(s, remoteJoin(s.root, target));
-      let name = path.posix.basename(rel);
-      if ((await remoteSize(s, remoteJoin(s.root, relativeJoin(target, name)))) !== null) {
-        name = timestampedName(name, (this.context.now ?? Date.now)());
-      }
-      const destination = relativeJoin(target, name);
-      await s.client.rename(remoteJoin(s.root, rel), remoteJoin(s.root, destination));
-      return destination;
-    });
+    return this.op(`move ${rel} to ${target}`, (s) => moveInto(folderServer(s), s.root, rel, target, this.context.now ?? Date.now));
   }
 
   async mkdir(folder: string): Promise<void> {
@@ -151,6 +128,18 @@ async function modifiedOf(s: FtpSession, entry: FileInfo, mdtmPath: string | und
     if (err instanceof FTPError) return null;
     throw err;
   }
+}
+
+function folderServer(s: FtpSession): FolderServer {
+  return {
+    put: async (local, remote) => void (await s.client.uploadFrom(local, remote)),
+    size: (remote) => remoteSize(s, remote),
+    rename: (from, to) => replace(s, from, to),
+    remove: async (remote) => void (await s.client.remove(remote, true)),
+    ensureDir: (remote) => ensureDir(s, remote),
+    exists: async (remote) => (await remoteSize(s, remote)) !== null,
+    move: async (from, to) => void (await s.client.rename(from, to)),
+  };
 }
 
 async function remoteSize(s: FtpSession, remote: string): Promise<number | null> {

@@ -1,6 +1,7 @@
 import { ConveyorError } from "../src/errors.js";
 import { registerSecret } from "../src/secrets.js";
-import type { ConnectionConfig, ConnectorContext } from "./types.js";
+import type { HttpConnection } from "./http-exchange.js";
+import type { ConnectorContext } from "./types.js";
 import { readSnippet, statusError, type HttpClient } from "./http-client.js";
 
 /** Metadata key under which the OAuth token lives between runs. */
@@ -51,7 +52,7 @@ export class HttpAuth {
   private loginToken: string | undefined;
 
   constructor(
-    private readonly conn: ConnectionConfig,
+    private readonly conn: HttpConnection,
     private readonly ctx: ConnectorContext,
     private readonly client: HttpClient,
   ) {

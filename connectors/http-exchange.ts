@@ -2,6 +2,17 @@ import { ConveyorError } from "../src/errors.js";
 import { isSecretHeader, isSecretParam, registerSecret, registerUrlSecrets } from "../src/secrets.js";
 import { CONNECT_RETRY, withRetry, type RetryPolicy } from "../src/retry.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
+
+/** An http connection: one URL, how to call it, how to log in, how to follow pages. */
+export interface HttpConnection extends ConnectionConfig {
+  method?: string;
+  headers?: Record<string, string>;
+  payload?: Record<string, unknown>;
+  login_address?: string;
+  oauth?: { address: string; client_id: string; client_secret: string; grant_type?: string; method?: string };
+  paginate?: boolean;
+  pagination?: { next: string; param?: string; records?: string };
+}
 import { HttpClient, readSnippet, statusError, type HttpRequest, type HttpResponse } from "./http-client.js";
 import { HttpAuth } from "./http-auth.js";
 
@@ -35,7 +46,7 @@ export class HttpExchange {
   private readonly retry: RetryPolicy;
 
   constructor(
-    readonly conn: ConnectionConfig,
+    readonly conn: HttpConnection,
     readonly ctx: ConnectorContext,
     options: HttpConnectorOptions = {},
   ) {
@@ -43,7 +54,7 @@ export class HttpExchange {
     for (const [k, v] of Object.entries(conn.payload ?? {})) if (isSecretParam(k)) registerSecret(v);
     for (const address of [conn.address ?? []].flat()) registerUrlSecrets(address);
     this.client = new HttpClient({
-      allowPrivateHosts: ctx.settings.allowPrivateHosts,
+      allowPrivateHosts: ctx.settings.allowPrivateHosts === true,
       validate: conn.validate !== false,
       timeoutMs: options.timeoutMs ?? 60_000,
       logger: ctx.logger,

@@ -1,12 +1,12 @@
 import { JSONPath } from "jsonpath-plus";
 import { ConveyorError } from "../src/errors.js";
-import type { ConnectionConfig } from "./types.js";
+import type { HttpConnection } from "./http-exchange.js";
 import { safeUrl } from "./http-client.js";
 
 /** A page-following loop that never ends is a server bug; stop and say so. */
 export const MAX_PAGES = 10_000;
 
-type Pagination = NonNullable<ConnectionConfig["pagination"]>;
+type Pagination = NonNullable<HttpConnection["pagination"]>;
 
 /** The `rel="next"` target of a Link header, resolved against the page's URL. */
 export function nextFromLink(link: string | string[] | undefined, base: string): string | undefined {

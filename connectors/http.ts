@@ -4,8 +4,8 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ConveyorError } from "../src/errors.js";
-import type { Connector, ConnectionConfig, ConnectorContext, ConnectorFactory, RecordSendResult, RemoteFile, TransferResult } from "./types.js";
-import { HttpExchange, type HttpConnectorOptions } from "./http-exchange.js";
+import type { ConnectorContext, ConnectorFactory, ConnectorParts, RecordSendResult, RemoteFile, TransferResult } from "./types.js";
+import { HttpExchange, type HttpConnection, type HttpConnectorOptions } from "./http-exchange.js";
 import { nextFromBody, nextFromLink, pageRecords, PageTrail } from "./http-paginate.js";
 import { classifyNetworkError, readSnippet, safeUrl } from "./http-client.js";
 
@@ -35,12 +35,6 @@ export function feedName(address: string): string {
   return "response.json";
 }
 
-function unsupported(what: string): ConveyorError {
-  return new ConveyorError("protocol", `${what} is not supported for http connections`, {
-    hint: "http connections only download (import) or send (export); use after_import: keep",
-  });
-}
-
 async function writeChunk(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await new Promise<void>((resolve, reject) => {
     out.once("drain", resolve);
@@ -53,11 +47,11 @@ async function writeChunk(out: Writable, text: string): Promise<void> {
  * into one JSON array when `paginate` is set), an export sends the file, or
  * one request per record with `payload_multi: 0`.
  */
-export class HttpConnector implements Connector {
+export class HttpConnector implements ConnectorParts {
   readonly type = "http" as const;
   private readonly ex: HttpExchange;
 
-  constructor(private readonly conn: ConnectionConfig, private readonly ctx: ConnectorContext, options: HttpConnectorOptions = {}) {
+  constructor(private readonly conn: HttpConnection, private readonly ctx: ConnectorContext, options: HttpConnectorOptions = {}) {
     this.ex = new HttpExchange(conn, ctx, options);
   }
 
@@ -166,18 +160,6 @@ export class HttpConnector implements Connector {
       }
     }
     return results;
-  }
-
-  async delete(_file: RemoteFile): Promise<void> {
-    throw unsupported("delete");
-  }
-
-  async move(_file: RemoteFile, _folder: string): Promise<string> {
-    throw unsupported("move");
-  }
-
-  async mkdir(_folder: string): Promise<void> {
-    throw unsupported("mkdir");
   }
 
   async test(): Promise<{ ok: true; facts: Record<string, string> }> {

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 /*
  * ssh2 falls back to JavaScript ciphers without a word when its native binding
  * was not built (npm 11 skips install scripts that `allowScripts` does not
- * approve): SFTP then moves about 48 MB/s instead of 350 MB/s here. The daemon
+ * approve): SFTP then moves several times slower. The daemon
  * says so at start, and a test fails the build when the binding is missing.
  */
 

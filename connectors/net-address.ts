@@ -1,11 +1,10 @@
 import { BlockList, isIP } from "node:net";
 
-/**
- * Which IP addresses count as private for the network guard (net-guard.ts).
- * IPv6 has several ways to carry an IPv4 address (mapped, compatible, NAT64,
- * 6to4, Teredo); each is unwrapped and the IPv4 inside judged, so
- * `[::ffff:7f00:1]` or `[64:ff9b::7f00:1]` is loopback like 127.0.0.1.
- */
+// Which IP addresses count as private for the network guard (net-guard.ts).
+// IPv6 has several ways to carry an IPv4 address (mapped, compatible, NAT64,
+// 6to4, Teredo); each is unwrapped and the IPv4 inside judged, so
+// `[::ffff:7f00:1]` or `[64:ff9b::7f00:1]` is loopback like 127.0.0.1.
+
 const blockedV4 = new BlockList();
 for (const [net, bits] of [
   ["0.0.0.0", 8], // unspecified / "this network"

@@ -1,22 +1,20 @@
 import dns, { type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { ConveyorError } from "../src/errors.js";
-import type { Settings } from "../src/config.js";
-import type { ConnectionConfig } from "./types.js";
+import type { ConnectionConfig, ConnectorSettings } from "./types.js";
 import { bareHost, isPrivateAddress } from "./net-address.js";
 
 export { isPrivateAddress } from "./net-address.js";
 
-/**
- * The network guard of automations.md: definitions come from tenants, so no
- * connector may open a socket into the worker's own network unless the
- * operator allows it with CONVEYOR_ALLOW_PRIVATE_HOSTS. Every connector that
- * dials a tenant's host (ftp, ftps, sftp, http and its oauth, imap, an FTP
- * passive-mode address) asks `checkedHost` and connects to the address it
- * returns: the name is resolved once and every address checked, so a DNS
- * answer that changes between check and connect (rebinding) cannot matter.
- * The refusal comes before any socket exists, so it says nothing of the port.
- */
+// The network guard of automations.md: definitions come from tenants, so no
+// connector may open a socket into the worker's own network unless the
+// operator allows it with CONVEYOR_ALLOW_PRIVATE_HOSTS. Every connector that
+// dials a tenant's host (ftp, ftps, sftp, http and its oauth, imap, an FTP
+// passive-mode address) asks `checkedHost` and connects to the address it
+// returns: the name is resolved once and every address checked, so a DNS
+// answer that changes between check and connect (rebinding) cannot matter.
+// The refusal comes before any socket exists, so it says nothing of the port.
+
 export const PRIVATE_HOSTS_SETTING = "CONVEYOR_ALLOW_PRIVATE_HOSTS";
 
 /** A host the guard let through: connect to `address`; TLS names the server `servername`. */
@@ -33,8 +31,8 @@ export interface CheckedHost {
  * tenant's choice, so it is never refused; the same holds for the SMTP relay
  * of CONVEYOR_SMTP_URL, which smtp-pool.ts dials without asking the guard.
  */
-export function allowsPrivateHosts(type: ConnectionConfig["type"], settings: Pick<Settings, "allowPrivateHosts">): boolean {
-  return type === "sdsftp" || type === "sds3" || settings.allowPrivateHosts;
+export function allowsPrivateHosts(type: ConnectionConfig["type"], settings: ConnectorSettings): boolean {
+  return type === "sdsftp" || type === "sds3" || settings.allowPrivateHosts === true;
 }
 
 export function privateHostError(host: string, what: string): ConveyorError {

@@ -1,12 +1,11 @@
 import path from "node:path";
 import { ConveyorError } from "../src/errors.js";
 
-/**
- * Remote paths: everything a caller passes is relative to the connection's
- * `path` and may never climb out of it. Names come from tenants' definitions
- * and from remote listings, so `..`, absolute names and NUL are refused rather
- * than cleaned: a silently rewritten path could overwrite the wrong file.
- */
+// Remote paths: everything a caller passes is relative to the connection's
+// `path` and may never climb out of it. Names come from tenants' definitions
+// and from remote listings, so `..`, absolute names and NUL are refused rather
+// than cleaned: a silently rewritten path could overwrite the wrong file.
+
 export function safeRelative(relative: string, field = "path"): string {
   if (relative.includes("\0")) throw unsafe(relative, field, "it contains a NUL character");
   const unified = relative.replace(/\\/g, "/");

@@ -1,13 +1,12 @@
 import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import type { ConnectorContext } from "./types.js";
 
-/**
- * One live protocol session per connector, opened on first use, reopened after
- * a drop, and used by one operation at a time: FTP and SFTP clients interleave
- * badly (basic-ftp allows one command per client), and callers of a connector
- * need not know. Opening is retried with CONNECT_RETRY; the error's own
- * `retryable` flag decides, so a wrong password is tried exactly once.
- */
+// One live protocol session per connector, opened on first use, reopened after
+// a drop, and used by one operation at a time: FTP and SFTP clients interleave
+// badly (basic-ftp allows one command per client), and callers of a connector
+// need not know. Opening is retried with CONNECT_RETRY; the error's own
+// `retryable` flag decides, so a wrong password is tried exactly once.
+
 export interface SessionHooks<S> {
   open(attempt: number): Promise<S>;
   alive(session: S): boolean;

@@ -10,6 +10,13 @@ import { normalizeBase } from "./paths.js";
 import { traceSink } from "./trace.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
 
+/** An sftp connection: the shared keys, a private key in `password` with `is_key_file`, and the pinned host key. */
+export interface SftpConnection extends ConnectionConfig {
+  is_key_file?: boolean;
+  passphrase?: string;
+  host_key?: string;
+}
+
 export interface SftpSession {
   client: SftpClient;
   /** We own the TCP socket so a stalled or timed-out session can be torn down at once. */
@@ -19,7 +26,7 @@ export interface SftpSession {
   alive: boolean;
 }
 
-export function sftpServer(connection: ConnectionConfig): { host: string; port: number; server: string } {
+export function sftpServer(connection: SftpConnection): { host: string; port: number; server: string } {
   const address = Array.isArray(connection.address) ? connection.address[0] : connection.address;
   const host = (address ?? "").trim();
   const port = connection.port ?? 22;
@@ -58,7 +65,7 @@ function connectSocket(host: string, port: number, ms: number, what: string): Pr
 }
 
 export async function openSftpSession(
-  connection: ConnectionConfig,
+  connection: SftpConnection,
   context: ConnectorContext,
   timeouts: { idleTimeoutMs: number; connectTimeoutMs: number },
 ): Promise<SftpSession> {

@@ -1,9 +1,9 @@
-import path from "node:path";
-import { atomicDownload, atomicUpload } from "./atomic.js";
+import { atomicDownload } from "./atomic.js";
+import { moveInto, uploadInto, type FolderServer } from "./folder-ops.js";
 import { withIdleTimeout, timeoutError } from "./deadline.js";
 import { classifyError, type ErrorSite } from "./errors.js";
 import { resolveOptions, type TransportOptions } from "./options.js";
-import { partName, relativeDir, relativeJoin, remoteJoin, safeRelative, timestampedName } from "./paths.js";
+import { relativeJoin, remoteJoin, safeRelative } from "./paths.js";
 import { Session } from "./session.js";
 import { openSftpSession, sftpServer, type SftpSession } from "./sftp-session.js";
 import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
@@ -96,21 +96,7 @@ export class SftpConnector implements Connector {
 
   async upload(localPath: string, remoteName: string): Promise<TransferResult> {
     const rel = safeRelative(remoteName, "file name");
-    return this.op(`upload ${rel}`, async (s, touch) => {
-      const dir = relativeDir(rel);
-      if (dir !== "") await ensureDir(s, remoteJoin(s.root, dir));
-      return atomicUpload(
-        {
-          put: async (local, remote) => void (await s.client.fastPut(local, remote, { ...FAST_OPTIONS, step: () => touch() })),
-          size: async (remote) => (await s.client.stat(remote)).size,
-          rename: (from, to) => replace(s, from, to),
-          remove: async (remote) => void (await s.client.delete(remote, true)),
-        },
-        localPath,
-        remoteJoin(s.root, rel),
-        remoteJoin(s.root, partName(rel)),
-      );
-    });
+    return this.op(`upload ${rel}`, (s, touch) => uploadInto(folderServer(s, touch), s.root, rel, localPath));
   }
 
   async delete(file: RemoteFile): Promise<void> {
@@ -121,16 +107,7 @@ export class SftpConnector implements Connector {
   async move(file: RemoteFile, folder: string): Promise<string> {
     const rel = safeRelative(file.path);
     const target = safeRelative(folder, "folder");
-    return this.op(`move ${rel} to ${target}`, async (s) => {
-      await ensureDir(s, remoteJoin(s.root, target));
-      let name = path.posix.basename(rel);
-      if ((await s.client.exists(remoteJoin(s.root, relativeJoin(target, name)))) !== false) {
-        name = timestampedName(name, (this.context.now ?? Date.now)());
-      }
-      const destination = relativeJoin(target, name);
-      await s.client.rename(remoteJoin(s.root, rel), remoteJoin(s.root, destination));
-      return destination;
-    });
+    return this.op(`move ${rel} to ${target}`, (s, touch) => moveInto(folderServer(s, touch), s.root, rel, target, this.context.now ?? Date.now));
   }
 
   async mkdir(folder: string): Promise<void> {
@@ -153,6 +130,19 @@ export class SftpConnector implements Connector {
   async close(): Promise<void> {
     await this.session.close();
   }
+}
+
+/** `touch` is the op's progress signal: a long upload that still moves bytes is not idle. */
+function folderServer(s: SftpSession, touch: () => void): FolderServer {
+  return {
+    put: async (local, remote) => void (await s.client.fastPut(local, remote, { ...FAST_OPTIONS, step: () => touch() })),
+    size: async (remote) => (await s.client.stat(remote)).size,
+    rename: (from, to) => replace(s, from, to),
+    remove: async (remote) => void (await s.client.delete(remote, true)),
+    ensureDir: (remote) => ensureDir(s, remote),
+    exists: async (remote) => (await s.client.exists(remote)) !== false,
+    move: async (from, to) => void (await s.client.rename(from, to)),
+  };
 }
 
 async function ensureDir(s: SftpSession, dir: string): Promise<void> {

@@ -6,12 +6,11 @@ import type { Logger } from "../src/log.js";
 import { registerSaslForms } from "./email-trace.js";
 import { redactTrace } from "./trace.js";
 
-/**
- * One pooled nodemailer transport per SMTP URL for the whole process
- * (pitfalls.md, Mail): e-mail exports and notifications share it instead of
- * opening a connection per message. `smtps://` or port 465 is implicit TLS;
- * `smtp://` upgrades with STARTTLS when the server offers it.
- */
+// One pooled nodemailer transport per SMTP URL for the whole process
+// (pitfalls.md, Mail): e-mail exports and notifications share it instead of
+// opening a connection per message. `smtps://` or port 465 is implicit TLS;
+// `smtp://` upgrades with STARTTLS when the server offers it.
+
 const pools = new Map<string, Transporter<SMTPPool.SentMessageInfo>>();
 
 export function smtpUrlRequired(url: string | undefined): string {

@@ -1,12 +1,12 @@
 import path from "node:path";
 import { ConveyorError } from "../src/errors.js";
+import type { ConnectorSettings } from "./types.js";
 
-/**
- * Relative paths inside the service's storage. Everything a tenant writes
- * (the connection's `path`, folders, file names) is confined to the account's
- * root: `..` that would climb out, NUL bytes and backslashes are refused
- * rather than silently cleaned, so a wrong definition is noticed.
- */
+// Relative paths inside the service's storage. Everything a tenant writes
+// (the connection's `path`, folders, file names) is confined to the account's
+// root: `..` that would climb out, NUL bytes and backslashes are refused
+// rather than silently cleaned, so a wrong definition is noticed.
+
 export function cleanRelative(value: string | undefined, field: string): string {
   const raw = (value ?? "").trim();
   if (raw.includes("\0")) throw unsafe(field, raw, "contains a NUL byte");
@@ -67,4 +67,10 @@ function unsafe(field: string, value: string, why: string): ConveyorError {
     details: { field },
     hint: "use a path relative to the connection's folder, without ..",
   });
+}
+
+/** CONVEYOR_STORAGE, which every storage connector's spec asks for; the worker always sets it (a default folder at least). */
+export function storageSetting(settings: ConnectorSettings): string {
+  if (!settings.storage) throw new ConveyorError("internal", "the storage connector was given no CONVEYOR_STORAGE setting");
+  return settings.storage;
 }

@@ -16,7 +16,7 @@ import {
 import { ConveyorError } from "../src/errors.js";
 import { registerSecret } from "../src/secrets.js";
 import type { ConnectionConfig, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
-import { accountSegment, cleanRelative, isPartName, isPlainName, joinRelative, partName, stampedName } from "./storage-paths.js";
+import { accountSegment, cleanRelative, isPartName, isPlainName, joinRelative, partName, stampedName, storageSetting } from "./storage-paths.js";
 import { classifyS3Error } from "./storage-s3-errors.js";
 
 export interface S3StorageOptions {
@@ -50,7 +50,7 @@ export class S3StorageConnector implements Connector {
 
   constructor(readonly type: "sdsftp" | "sds3", conn: ConnectionConfig, private readonly ctx: ConnectorContext, options: S3StorageOptions = {}) {
     const env = options.env ?? process.env;
-    const { bucket, prefix } = parseS3Url(ctx.settings.storage);
+    const { bucket, prefix } = parseS3Url(storageSetting(ctx.settings));
     this.bucket = bucket;
     this.root = joinRelative([prefix, "CONVEYOR_STORAGE prefix"], [accountSegment(ctx.apiUser), "API user"]);
     this.base = cleanRelative(conn.path, "connection.path");

@@ -4,7 +4,7 @@ import { SftpConnector } from "./sftp.js";
 import type { TransportOptions } from "./options.js";
 import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
 import { linkRefused } from "./storage-confined.js";
-import { accountSegment, cleanRelative, joinRelative, partName } from "./storage-paths.js";
+import { accountSegment, cleanRelative, joinRelative, partName, storageSetting } from "./storage-paths.js";
 
 /**
  * `sftp://user:password@host:port/path?host_key=SHA256:…` → the sftp
@@ -39,8 +39,8 @@ export function sftpStorageConnection(type: "sdsftp" | "sds3", storage: string, 
 
 /** The service's storage on an SFTP server, through the sftp connector, under the sdsftp/sds3 name. */
 export function createSftpStorage(type: "sdsftp" | "sds3", conn: ConnectionConfig, ctx: ConnectorContext, options?: TransportOptions): Connector {
-  const connection = sftpStorageConnection(type, ctx.settings.storage, ctx.apiUser, conn.path);
-  const account = sftpStorageConnection(type, ctx.settings.storage, ctx.apiUser, "").path ?? "/";
+  const connection = sftpStorageConnection(type, storageSetting(ctx.settings), ctx.apiUser, conn.path);
+  const account = sftpStorageConnection(type, storageSetting(ctx.settings), ctx.apiUser, "").path ?? "/";
   return new SftpStorageConnector(connection, ctx, options, account, cleanRelative(conn.path, "connection.path"));
 }
 

@@ -1,16 +1,16 @@
 import { ConveyorError } from "../src/errors.js";
 import type { TransportOptions } from "./options.js";
-import type { ConnectionConfig, Connector, ConnectorContext, ConnectorFactory } from "./types.js";
+import { storageSetting } from "./storage-paths.js";
+import type { ConnectionConfig, Connector, ConnectorContext } from "./types.js";
 import { LocalStorageConnector } from "./storage-local.js";
 import { S3StorageConnector } from "./storage-s3.js";
 import { createSftpStorage } from "./storage-sftp.js";
 
-/**
- * `sdsftp` and `sds3` are two names for one thing: the service's own storage.
- * The seed exposed it over FTP and S3; here the worker's CONVEYOR_STORAGE
- * setting alone decides where it lives (a local folder, an S3 bucket or an
- * SFTP server), so an automation never carries storage hosts or credentials.
- */
+// `sdsftp` and `sds3` are two names for one thing: the service's own storage.
+// The seed exposed it over FTP and S3; here the worker's CONVEYOR_STORAGE
+// setting alone decides where it lives (a local folder, an S3 bucket or an
+// SFTP server), so an automation never carries storage hosts or credentials.
+
 export function storageKind(storage: string): "local" | "s3" | "sftp" {
   if (storage.startsWith("s3://")) return "s3";
   if (storage.startsWith("sftp://")) return "sftp";
@@ -21,7 +21,7 @@ export function storageKind(storage: string): "local" | "s3" | "sftp" {
 export function createStorageConnector(connection: ConnectionConfig, context: ConnectorContext, options?: TransportOptions): Connector {
   const type = connection.type;
   if (type !== "sdsftp" && type !== "sds3") throw new ConveyorError("internal", `storage connector asked for type ${type}`);
-  switch (storageKind(context.settings.storage)) {
+  switch (storageKind(storageSetting(context.settings))) {
     case "s3":
       return new S3StorageConnector(type, connection, context);
     case "sftp":
@@ -30,6 +30,3 @@ export function createStorageConnector(connection: ConnectionConfig, context: Co
       return new LocalStorageConnector(type, connection, context);
   }
 }
-
-export const createSdsftpConnector: ConnectorFactory = (connection, context) => createStorageConnector(connection, context);
-export const createSds3Connector: ConnectorFactory = createSdsftpConnector;

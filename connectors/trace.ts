@@ -1,12 +1,11 @@
 import { maskSecrets, MASK } from "../src/secrets.js";
 import type { Logger } from "../src/log.js";
 
-/**
- * Protocol traces for `--verbose`. Credentials travel in the clear inside
- * commands (`PASS`, IMAP `LOGIN`, SMTP `AUTH PLAIN <base64>`), so the argument of
- * those commands is replaced before a line reaches the logger, whatever the
- * secret registry knows.
- */
+// Protocol traces for `--verbose`. Credentials travel in the clear inside
+// commands (`PASS`, IMAP `LOGIN`, SMTP `AUTH PLAIN <base64>`), so the argument of
+// those commands is replaced before a line reaches the logger, whatever the
+// secret registry knows.
+
 const CREDENTIAL_COMMAND = /^([<>\s]*(?:\S+\s+)?)(PASS|LOGIN|AUTH|ACCT)(\s+)(.+)$/gim;
 
 export function redactTrace(line: string): string {

@@ -1,36 +1,25 @@
 import type { Logger } from "../src/log.js";
 import type { Settings } from "../src/config.js";
 
+// The types every connector shares: the connection it is given, what it returns, the interface it implements.
+
 /**
  * A connection as a connector receives it: parsed, defaults applied and every
- * placeholder resolved (keys as in automations.md). Connectors read only the
- * keys of their type; the definition schema decides which are required.
+ * placeholder resolved (keys as in automations.md). Only the keys several
+ * types share are named here; each connector names its own in its own
+ * connection type (FtpConnection, SftpConnection, HttpConnection,
+ * EmailConnection), and its spec declares and checks them. Any other key
+ * reads as unknown until narrowed.
  */
 export interface ConnectionConfig {
-  type: "ftp" | "ftps" | "sftp" | "sdsftp" | "sds3" | "http" | "email";
+  type: string;
   address?: string | string[];
   username?: string;
   password?: string;
   path?: string;
   port?: number;
-  ssl_ftp?: boolean;
-  implicit_tls?: boolean;
-  use_pasv_address?: boolean;
-  is_key_file?: boolean;
-  passphrase?: string;
-  host_key?: string;
   validate?: boolean;
-  method?: string;
-  headers?: Record<string, string>;
-  payload?: Record<string, unknown>;
-  login_address?: string;
-  oauth?: { address: string; client_id: string; client_secret: string; grant_type?: string; method?: string };
-  paginate?: boolean;
-  pagination?: { next: string; param?: string; records?: string };
-  folder?: string;
-  email_search?: { from?: string; subject?: string; since_days?: number };
-  subject?: string;
-  body?: string;
+  readonly [key: string]: unknown;
 }
 
 /** One entry of a remote listing. `path` is what download/delete/move take. */
@@ -75,8 +64,14 @@ export interface MetadataStore {
   set(key: string, value: unknown): Promise<void>;
 }
 
+/**
+ * The worker settings a connector may read: nothing else of Settings (the API
+ * token, the database) reaches it, and of these only what its spec names.
+ */
+export type ConnectorSettings = Partial<Pick<Settings, "allowPrivateHosts" | "storage" | "smtpUrl">>;
+
 export interface ConnectorContext {
-  settings: Settings;
+  settings: ConnectorSettings;
   logger: Logger;
   metadata: MetadataStore;
   /** The account's API user: the service's storage root is `<storage>/<apiUser>/`. */
@@ -103,7 +98,7 @@ export interface RecordSendResult {
  * timeout, transfer, protocol, private_host, unsafe_path.
  */
 export interface Connector {
-  readonly type: ConnectionConfig["type"];
+  readonly type: string;
   /** Files of a folder (default: the connection's `path`); folders are left out. */
   list(folder?: string): Promise<RemoteFile[]>;
   /** Download to a local file; the local file is complete or absent when this settles. */
@@ -127,4 +122,11 @@ export interface Connector {
   sendRecords?(records: readonly unknown[]): Promise<RecordSendResult[]>;
 }
 
-export type ConnectorFactory = (connection: ConnectionConfig, context: ConnectorContext) => Connector;
+/** The operations a connector may leave out when its spec does not declare the capability: the registry refuses them. */
+export type OptionalOperation = "delete" | "move" | "mkdir";
+
+/** What a spec's factory returns: a Connector, possibly without the operations it cannot do. */
+export type ConnectorParts = Omit<Connector, OptionalOperation> & Partial<Pick<Connector, OptionalOperation>>;
+
+/** Builds a connector from a resolved connection; the registry completes what it leaves out. */
+export type ConnectorFactory = (connection: ConnectionConfig, context: ConnectorContext) => ConnectorParts;

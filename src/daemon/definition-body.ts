@@ -1,3 +1,4 @@
+import { connectorSpec } from "../../connectors/index.js";
 import { encryptValue, isEncrypted, type Problem } from "../definition/index.js";
 import { MASK, maskSecrets } from "../secrets.js";
 
@@ -67,9 +68,9 @@ function keepMasked(value: unknown, previous: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, keepMasked(v, before[k])]));
 }
 
-/** The keys a listing gives every connection (seed 2.2: address, password, path, port, username), empty where unused. */
+/** The keys a listing gives every connection (seed 2.2: address, password, path, port, username), empty where unused; the port is the type's listed one. */
 export function connectionFiller(type: string): Json {
-  return { address: "", password: "", path: "", port: type === "sftp" ? 22 : 21, username: "" };
+  return { address: "", password: "", path: "", port: connectorSpec(type)?.listedPort ?? 21, username: "" };
 }
 
 /**

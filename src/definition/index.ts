@@ -20,7 +20,7 @@ export type {
   Problem,
   Scalar,
 } from "./types.js";
-export { ACTION_FUNCTIONS, CONNECTION_TYPES, EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
+export { ACTION_FUNCTIONS, EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
 export { parseAutomation, loadAutomationFile } from "./parse.js";
 export { MAX_DEFINITION_BYTES } from "./limits.js";
 export { clearCredentials, definitionWarnings } from "./warnings.js";

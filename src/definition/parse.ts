@@ -7,17 +7,17 @@ import { findPlaceholders, isRunToken, isWholePlaceholder, RUN_TOKENS } from "./
 import { describeProblem, formatPath, problemsFromZod } from "./problems.js";
 import { isRecord } from "./schema-common.js";
 import { automationSchema } from "./schema.js";
+import { deferrableConnectionKeys } from "./schema-connection.js";
 import type { Automation, DeferredField, Problem } from "./types.js";
 
 /**
  * Number and boolean keys that may be written as a placeholder
  * (`"port": "<<sftp port>>"`): the test servers of the samples, and installers
- * of shared automations, pick ports and switches at run time.
+ * of shared automations, pick ports and switches at run time. A connection's
+ * keys are its type's spec's `deferrable`.
  */
 const DEFERRABLE: Record<string, Record<string, DeferredField["kind"]>> = {
   top: { active: "boolean", draft: "boolean" },
-  connection: { port: "number", ssl_ftp: "boolean", implicit_tls: "boolean", use_pasv_address: "boolean", is_key_file: "boolean", validate: "boolean", paginate: "boolean", method: "text" },
-  email_search: { since_days: "number" },
   file_config: {
     min_age: "number",
     require_file: "boolean",
@@ -62,8 +62,11 @@ function extractDeferred(raw: Record<string, unknown>): { copy: Record<string, u
   if (isRecord(copy.connection)) {
     // The service lists every connection key for every type, empty where unused (seed 2.2, "as listed").
     for (const [key, value] of Object.entries(copy.connection)) if (value === "" || value === null) delete copy.connection[key];
-    takeDeferred(copy.connection, DEFERRABLE.connection ?? {}, ["connection"], deferred);
-    if (isRecord(copy.connection.email_search)) takeDeferred(copy.connection.email_search, DEFERRABLE.email_search ?? {}, ["connection", "email_search"], deferred);
+    // Which connection keys may be a placeholder is each connection type's own declaration (its spec's `deferrable`).
+    for (const [block, kinds] of deferrableConnectionKeys(copy.connection.type)) {
+      const target = block === "" ? copy.connection : copy.connection[block];
+      if (isRecord(target)) takeDeferred(target, kinds, block === "" ? ["connection"] : ["connection", block], deferred);
+    }
   }
   if (Array.isArray(copy.file_configs)) {
     copy.file_configs.forEach((fc: unknown, i) => {

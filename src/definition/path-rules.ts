@@ -1,3 +1,4 @@
+import { connectorSpec } from "../../connectors/index.js";
 import { safeRelative } from "../../connectors/paths.js";
 import { cleanRelative } from "../../connectors/storage-paths.js";
 import { ConveyorError, isConveyorError } from "../errors.js";
@@ -7,13 +8,11 @@ import { hasPlaceholder, substitute } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
 import type { Problem } from "./types.js";
 
-/**
- * Every path and name a definition makes (automations.md: connection `path`
- * and `folder`, export file names, `after_import: move:<folder>`), judged by
- * the very functions the connectors call when they use it, so a definition
- * accepted here is never refused for its path later, after apply. Save and
- * `conveyor check` judge the literals; run start judges the resolved values.
- */
+// Every path and name a definition makes (automations.md: connection `path`
+// and `folder`, export file names, `after_import: move:<folder>`), judged by
+// the very functions the connectors call when they use it, so a definition
+// accepted here is never refused for its path later, after apply. Save and
+// `conveyor check` judge the literals; run start judges the resolved values.
 
 export interface PathProblem {
   path: (string | number)[];
@@ -31,7 +30,6 @@ const ALLOWED: Record<Kind, string> = {
 };
 
 const NOT_SECRET: readonly unknown[] = [undefined, null, false, 0, "0", "false"];
-const STORAGE_TYPES = new Set(["sdsftp", "sds3"]);
 // A placeholder stands for a value the run knows; probed as one plain character, it neither climbs, nor is absolute, nor empty.
 const PROBE = "_";
 
@@ -70,7 +68,7 @@ export function pathProblem(value: string, kind: Kind, type: unknown, values: Re
     : value;
   const control = controlProblem(probe);
   if (control || kind === "mailbox") return control && probe !== value ? `${control} (from "${value}")` : control;
-  const storage = typeof type === "string" && STORAGE_TYPES.has(type);
+  const storage = connectorSpec(type)?.storage === true;
   let wrong: string | null = null;
   if (kind === "base") {
     // ftp and sftp folders are the server's own (absolute is normal); storage folders are the account's.

@@ -1,7 +1,10 @@
+import { connectorSpec } from "../../connectors/index.js";
 import { ConveyorError } from "../errors.js";
-import { isSecretParam, registerSecret, registerUrlSecrets } from "../secrets.js";
+import { registerSecret } from "../secrets.js";
+import { registerConnectionSecrets } from "./connection-secrets.js";
 import { checkHttpUrl, checkNamePattern, checkSearch, checkTimezone, parseLimit } from "./checks.js";
 import { checkCalculate } from "./calculate-syntax.js";
+import { capabilityRules } from "./capabilities.js";
 import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
 import { invalidDefinition } from "./parse.js";
@@ -12,13 +15,11 @@ import { isRecord } from "./schema-common.js";
 import { resolveDeferredText } from "./deferred-text.js";
 import type { Automation, DeferredField, Problem } from "./types.js";
 
-/**
- * Resolution, once per run before anything connects (automations.md):
- * parameters into every string, run-time tokens in the automation's time zone,
- * `{{field}}` record references inside field_run and setValue left for the
- * mapper. Then the checks that placeholders hid at parse time run again on the
- * real values.
- */
+// Resolution, once per run before anything connects (automations.md):
+// parameters into every string, run-time tokens in the automation's time zone,
+// `{{field}}` record references inside field_run and setValue left for the
+// mapper. Then the checks that placeholders hid at parse time run again on the
+// real values.
 
 export interface ResolveContext {
   runId: string;
@@ -103,10 +104,13 @@ function recheck(a: Automation): Problem[] {
   };
   check(a.schedule, checkCron, ["schedule"]);
   check(a.timezone, checkTimezone, ["timezone"]);
-  if (a.connection?.type === "http") {
-    check(typeof a.connection.address === "string" ? a.connection.address : undefined, checkHttpUrl, ["connection", "address"]);
-    check(a.connection.login_address, checkHttpUrl, ["connection", "login_address"]);
+  const conn: Record<string, unknown> = { ...a.connection };
+  for (const key of connectorSpec(conn.type)?.urlKeys ?? []) {
+    const value = conn[key];
+    check(typeof value === "string" ? value : undefined, checkHttpUrl, ["connection", key]);
   }
+  // An after_import given by a parameter is known only now.
+  capabilityRules({ ...a }, (path, message) => problems.push({ path: formatPath(path), message: `after resolving parameters: ${message}` }));
   a.file_configs.forEach((fc, i) => {
     if (a.action === "import") check(fc.name, checkNamePattern, ["file_configs", i, "name"]);
     check(fc.search, checkSearch, ["file_configs", i, "search"]);
@@ -121,18 +125,6 @@ function recheck(a: Automation): Problem[] {
     }
   });
   return problems;
-}
-
-function registerConnectionSecrets(a: Automation): void {
-  const c = a.connection;
-  if (!c) return;
-  registerSecret(c.password);
-  registerSecret(c.passphrase);
-  registerSecret(c.oauth?.client_secret);
-  for (const [name, value] of Object.entries(c.headers ?? {})) if (/authorization|token|key|secret/i.test(name)) registerSecret(value.replace(/^(Bearer|Basic)\s+/i, ""));
-  // URL credentials and secret payload values are known from here on, not only once the http connector opens: a debug file written before is masked too.
-  for (const address of [c.address ?? [], c.login_address ?? [], c.oauth?.address ?? []].flat()) registerUrlSecrets(address);
-  for (const [name, value] of Object.entries(c.payload ?? {})) if (isSecretParam(name)) registerSecret(value);
 }
 
 /** A copy of the automation ready to run: see the module comment. Throws parameter_missing, placeholder_unknown, secret_key or definition_invalid. */
@@ -188,6 +180,6 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
   // A path that leaves the connection's folder is unsafe_path, as the connector would say, but here before anything connects.
   if (unsafe.length > 0) throw unsafePathError(`automation "${a.name}"`, [...unsafe, ...problems]);
   if (problems.length > 0) throw invalidDefinition(`automation "${a.name}"`, problems);
-  registerConnectionSecrets(resolved);
+  registerConnectionSecrets(resolved.connection);
   return resolved;
 }

@@ -2,6 +2,7 @@ import { checkNamePattern, checkSearch, checkTimezone } from "./checks.js";
 import { CRON_ALLOWED, checkCron } from "./cron.js";
 import { definitionPathProblems } from "./path-rules.js";
 import { hasPlaceholder } from "./placeholders.js";
+import { capabilityRules } from "./capabilities.js";
 import { connectionRules } from "./schema-connection.js";
 import { isRecord, type Add } from "./schema-common.js";
 import { FILE_CONFIG_KEYS_IMPORT_ONLY } from "./schema-file-config.js";
@@ -128,6 +129,7 @@ function parameterRules(params: unknown, add: Add): void {
 export function crossFieldRules(top: Record<string, unknown>, add: Add): void {
   if (top.type === "fitment" && top.action === "import") add(["type"], "fitment is for exports only", "products or orders for an import");
   if (isRecord(top.connection)) connectionRules(top.connection, top.action, add);
+  capabilityRules(top, add);
   checkText(top.schedule, checkCron, add, ["schedule"], CRON_ALLOWED);
   checkText(top.timezone, checkTimezone, add, ["timezone"], "an IANA zone such as UTC, Europe/Berlin, America/New_York");
   if (Array.isArray(top.file_configs)) {

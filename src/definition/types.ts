@@ -1,20 +1,18 @@
-import type { ConnectionConfig } from "../../connectors/types.js";
+import type { BuiltInConnection } from "../../connectors/index.js";
 import { ACTION_FUNCTIONS, type ActionFunctionName } from "../mapping/action-functions.js";
 
-/**
- * The normalized automation: what `parseAutomation` returns and every later
- * stage (scheduler, pipeline, daemon) reads. Keys keep the spec's snake_case
- * names (automations.md) so a definition, a log line and the code say the same
- * thing. Every default of the spec is applied here, so no consumer re-derives one.
- */
+// The normalized automation: what `parseAutomation` returns and every later
+// stage (scheduler, pipeline, daemon) reads. Keys keep the spec's snake_case
+// names (automations.md) so a definition, a log line and the code say the same
+// thing. Every default of the spec is applied here, so no consumer re-derives one.
 
 export type Scalar = string | number | boolean | null;
 
-export const CONNECTION_TYPES = ["ftp", "ftps", "sftp", "sdsftp", "sds3", "http", "email"] as const;
-export type ConnectionType = (typeof CONNECTION_TYPES)[number];
+/** A registered connector's type (connectors/index.ts lists them). */
+export type ConnectionType = BuiltInConnection["type"];
 
-/** Same keys as the connector's `ConnectionConfig`; only the keys of its type are set. */
-export type Connection = ConnectionConfig;
+/** A connection as parsed: only the keys of its type are set (connectors/index.ts names the built-in ones). */
+export type Connection = BuiltInConnection;
 
 export interface Parameter {
   name: string;

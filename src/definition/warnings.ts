@@ -1,5 +1,7 @@
 import { isSecretHeader, isSecretParam } from "../secrets.js";
+import { connectorSpecs, connectorSpec } from "../../connectors/index.js";
 import { hasPlaceholder } from "./placeholders.js";
+import { isRecord } from "./schema-common.js";
 import type { Automation, Problem } from "./types.js";
 
 const CLEAR_HINT = "a placeholder of a parameter marked encrypted, e.g. <<api key>> with {name: \"api key\", encrypted: true}";
@@ -24,10 +26,22 @@ export function clearCredentials(automation: Automation): Problem[] {
     if (url.password && !hasPlaceholder(decodeURIComponent(url.password))) names.unshift("the password before @");
     if (names.length) out.push({ path, message: `carries a credential in clear (${names.join(", ")}): it is stored and listed as written`, allowed: CLEAR_HINT });
   }
-  for (const [name, value] of Object.entries(c?.headers ?? {})) {
-    if (isSecretHeader(name) && value !== "" && !hasPlaceholder(value)) out.push({ path: `connection.headers.${name}`, message: "holds a credential in clear: it is stored as written", allowed: CLEAR_HINT });
+  // The header block is the one the connection type's spec names as holding credentials.
+  const headersKey = connectorSpec(c?.type)?.secrets.headers;
+  const headers: unknown = headersKey ? c?.[headersKey] : undefined;
+  for (const [name, value] of Object.entries(isRecord(headers) ? headers : {})) {
+    if (isSecretHeader(name) && typeof value === "string" && value !== "" && !hasPlaceholder(value)) {
+      out.push({ path: `connection.${headersKey ?? ""}.${name}`, message: "holds a credential in clear: it is stored as written", allowed: CLEAR_HINT });
+    }
   }
   return out;
+}
+
+/** The registered types as a sentence: "ftp, ftps, … http or email". */
+function typeList(): string {
+  const types = connectorSpecs().map((s) => s.type);
+  const last = types.pop();
+  return types.length ? `${types.join(", ")} or ${last ?? ""}` : (last ?? "");
 }
 
 /**
@@ -41,7 +55,7 @@ export function definitionWarnings(automation: Automation): Problem[] {
     warnings.push({
       path: "connection",
       message: automation.action === "import" ? "no connection: only conveyor run --file can feed this import, and its scheduled runs fail" : "no connection: a live run has nowhere to deliver the file",
-      allowed: "a connection of type ftp, ftps, sftp, sdsftp, sds3, http or email",
+      allowed: `a connection of type ${typeList()}`,
     });
   }
   if (automation.action === "export" && automation.type === "orders") {

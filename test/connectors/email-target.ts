@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { EmailConnector } from "../../connectors/email.js";
+import { emailSpec } from "../../connectors/email-spec.js";
+import { completeConnector } from "../../connectors/index.js";
 import { closeSmtpPools } from "../../connectors/smtp-pool.js";
 import type { ConnectionConfig } from "../../connectors/types.js";
 import { DovecotServer } from "../helpers/dovecot.js";
@@ -48,10 +50,13 @@ export async function emailTarget(): Promise<ConformanceTarget> {
     fileConnection: (rel, direction) =>
       direction === "download" ? { ...connection, folder: mailboxOf(rel) } : { type: "email", address: `${mailboxOf(rel)}@conformance.test`, subject: rel },
     create: (conn, ctx, options) =>
-      new EmailConnector(conn, { ...ctx, settings: { ...ctx.settings, allowPrivateHosts: true, smtpUrl: `smtp://127.0.0.1:${smtpProxy.port}?from=conveyor@conformance.test` } }, {
-        timeoutMs: options?.idleTimeoutMs ?? 10_000,
-        ...(options?.retryBaseDelayMs ? { retryBaseDelayMs: options.retryBaseDelayMs } : {}),
-      }),
+      completeConnector(
+        emailSpec,
+        new EmailConnector(conn, { ...ctx, settings: { ...ctx.settings, allowPrivateHosts: true, smtpUrl: `smtp://127.0.0.1:${smtpProxy.port}?from=conveyor@conformance.test` } }, {
+          timeoutMs: options?.idleTimeoutMs ?? 10_000,
+          ...(options?.retryBaseDelayMs ? { retryBaseDelayMs: options.retryBaseDelayMs } : {}),
+        }),
+      ),
     files: mailboxFiles(dovecot.port, user),
     // One IMAP connection is one login: a wrong password must cost exactly one.
     loginAttempts: () => imapProxy.connections,

@@ -3,7 +3,7 @@ import { ConveyorError } from "../../src/errors.js";
 import { classifyError, type ErrorSite } from "../../connectors/errors.js";
 import { normalizeBase, partName, remoteJoin, safeRelative, timestampedName } from "../../connectors/paths.js";
 import { redactTrace } from "../../connectors/trace.js";
-import { CONNECTORS, createConnector } from "../../connectors/index.js";
+import { connectorSpecs, createConnector } from "../../connectors/index.js";
 import { capturingContext } from "./conformance-kit.js";
 
 const site: ErrorSite = { protocol: "ftp", server: "h:21", action: "download a.csv", phase: "operation" };
@@ -60,7 +60,7 @@ describe("error classification", () => {
 
 describe("registry", () => {
   it("maps types to connectors and names the allowed ones otherwise", () => {
-    expect(Object.keys(CONNECTORS)).toEqual(expect.arrayContaining(["ftp", "ftps", "sftp"]));
+    expect(connectorSpecs().map((s) => s.type)).toEqual(expect.arrayContaining(["ftp", "ftps", "sftp"]));
     const context = capturingContext().context;
     expect(createConnector({ type: "sftp", address: "127.0.0.1" }, context).type).toBe("sftp");
     expect(() => createConnector({ type: "nope" as "ftp" }, context)).toThrow(/allowed: .*ftp/);

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { HttpConnector } from "../../connectors/http.js";
+import { httpSpec } from "../../connectors/http-spec.js";
+import { completeConnector } from "../../connectors/index.js";
 import type { ConnectionConfig } from "../../connectors/types.js";
 import { HttpFileServer } from "../helpers/http-file-server.js";
 import { TcpProxy } from "../helpers/tcp-proxy.js";
@@ -26,10 +28,13 @@ export async function httpTarget(): Promise<ConformanceTarget> {
     connection,
     fileConnection: (rel, direction) => ({ ...connection, address: url(rel), method: direction === "download" ? "GET" : "PUT" }),
     create: (conn, ctx, options) =>
-      new HttpConnector(conn, { ...ctx, settings: { ...ctx.settings, allowPrivateHosts: true } }, {
-        ...(options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
-        ...(options?.retryBaseDelayMs ? { retry: { baseDelayMs: options.retryBaseDelayMs, maxDelayMs: options.retryBaseDelayMs * 4 } } : {}),
-      }),
+      completeConnector(
+        httpSpec,
+        new HttpConnector(conn, { ...ctx, settings: { ...ctx.settings, allowPrivateHosts: true } }, {
+          ...(options?.idleTimeoutMs ? { timeoutMs: options.idleTimeoutMs } : {}),
+          ...(options?.retryBaseDelayMs ? { retry: { baseDelayMs: options.retryBaseDelayMs, maxDelayMs: options.retryBaseDelayMs * 4 } } : {}),
+        }),
+      ),
     files: folderFiles(root),
     loginAttempts: () => server.authAttempts,
     // A feed is sized by downloading it; the listing shows 0.

@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HttpConnector } from "../../connectors/http.js";
+import { httpSpec } from "../../connectors/http-spec.js";
+import { completeConnector } from "../../connectors/index.js";
 import type { HttpConnectorOptions } from "../../connectors/http-exchange.js";
 import { isPrivateAddress } from "../../connectors/net-guard.js";
 import type { ConnectionConfig } from "../../connectors/types.js";
@@ -247,7 +249,8 @@ describe("http faults", () => {
   });
 
   it("delete, move and mkdir are refused with a clear protocol error", async () => {
-    const c = connector({});
+    // The spec declares what http cannot do; the registry completes the connector with the refusals.
+    const c = completeConnector(httpSpec, connector({}));
     const [file] = await c.list();
     if (!file) throw new Error("no file");
     for (const p of [c.delete(file), c.move(file, "done"), c.mkdir("x")]) {

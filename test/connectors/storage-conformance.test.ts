@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { createStorageConnector } from "../../connectors/storage.js";
+import type { SftpConnection } from "../../connectors/sftp-session.js";
 import type { ConnectionConfig, ConnectorContext } from "../../connectors/types.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
 import { TcpProxy } from "../helpers/tcp-proxy.js";
@@ -22,7 +23,7 @@ async function sftpStorageTarget(): Promise<ConformanceTarget> {
   const password = `sds-${randomBytes(6).toString("hex")}`;
   const server = await new TestSftpServer({ root, username: "worker", password }).start();
   const proxy = await new TcpProxy(server.port).start();
-  const storageUrl = (conn: ConnectionConfig): string => {
+  const storageUrl = (conn: SftpConnection): string => {
     const query = conn.host_key ? `?host_key=${encodeURIComponent(conn.host_key)}` : "";
     return `sftp://worker:${encodeURIComponent(conn.password ?? "")}@127.0.0.1:${proxy.port}/storage${query}`;
   };

@@ -8,6 +8,9 @@ import { createEmailConnector } from "../../connectors/email.js";
 import { createFtpConnector } from "../../connectors/ftp.js";
 import { passiveHost } from "../../connectors/ftp-session.js";
 import { HttpConnector } from "../../connectors/http.js";
+import { emailSpec } from "../../connectors/email-spec.js";
+import { httpSpec } from "../../connectors/http-spec.js";
+import { completeConnector } from "../../connectors/index.js";
 import { isPrivateAddress } from "../../connectors/net-guard.js";
 import { createSftpConnector } from "../../connectors/sftp.js";
 import { closeSmtpPools } from "../../connectors/smtp-pool.js";
@@ -76,10 +79,10 @@ function connectorFor(kind: Kind, host: string, port: number, ctx: ConnectorCont
     case "https": {
       const bracketed = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
       const conn: ConnectionConfig = { type: "http", address: `${kind}://${bracketed}:${port}/feed.json`, method: "GET" };
-      return new HttpConnector(conn, ctx, { retry: { attempts: 1 } });
+      return completeConnector(httpSpec, new HttpConnector(conn, ctx, { retry: { attempts: 1 } }));
     }
     case "imap":
-      return createEmailConnector({ type: "email", address: host, port, username: "u", password: "guard-pass-1" }, ctx, { retryBaseDelayMs: 1 });
+      return completeConnector(emailSpec, createEmailConnector({ type: "email", address: host, port, username: "u", password: "guard-pass-1" }, ctx, { retryBaseDelayMs: 1 }));
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Connector } from "../../../connectors/types.js";
+import { canDo } from "../../../connectors/index.js";
 import type { FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
 import { createExportMapper, type ExportMapper } from "../../mapping/index.js";
@@ -60,7 +61,8 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     deliveredOnce: automation.type === "orders",
     stagePath: path.join(dir, "snapshot.jsonl"),
   });
-  const perRecord = live && automation.connection?.type === "http" && !config.payload_multi;
+  // payload_multi: 0 asks a connection that can send records for one request per record.
+  const perRecord = live && canDo(automation.connection?.type, "send") && !config.payload_multi;
   const spool = perRecord ? new RecordSpool(path.join(dir, "records.jsonl")) : null;
 
   let pending: Pending[] = [];

@@ -1,3 +1,4 @@
+import { connectorSpec } from "../../../connectors/index.js";
 import type { Automation, FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
 import { openReader, widthProblem, type ReadOptions, type SourceRow } from "../../formats/index.js";
@@ -66,7 +67,7 @@ export interface ReadInput {
  * `root` describing one page of the API's answer was applied already.
  */
 export function readOptions(config: FileConfig, connection?: Automation["connection"]): ReadOptions {
-  const paginated = connection?.type === "http" && connection.paginate === true;
+  const paginated = connection !== undefined && connectorSpec(connection.type)?.joinsPages?.(connection) === true;
   return {
     format: isReadFormat(config.format) ? config.format : undefined,
     delimiter: config.delimiter,
