@@ -1,6 +1,6 @@
 import { ConveyorError } from "../src/errors.js";
 import { registerSecret } from "../src/secrets.js";
-import type { HttpConnection } from "./http-exchange.js";
+import type { HttpConnection } from "./http-connection.js";
 import type { ConnectorContext } from "./types.js";
 import { readSnippet, statusError, type HttpClient } from "./http-client.js";
 

@@ -1,18 +1,10 @@
 import { ConveyorError } from "../src/errors.js";
 import { isSecretHeader, isSecretParam, registerSecret, registerUrlSecrets } from "../src/secrets.js";
 import { CONNECT_RETRY, withRetry, type RetryPolicy } from "../src/retry.js";
-import type { ConnectionConfig, ConnectorContext } from "./types.js";
+import type { ConnectorContext } from "./types.js";
+import type { HttpConnection } from "./http-connection.js";
 
-/** An http connection: one URL, how to call it, how to log in, how to follow pages. */
-export interface HttpConnection extends ConnectionConfig {
-  method?: string;
-  headers?: Record<string, string>;
-  payload?: Record<string, unknown>;
-  login_address?: string;
-  oauth?: { address: string; client_id: string; client_secret: string; grant_type?: string; method?: string };
-  paginate?: boolean;
-  pagination?: { next: string; param?: string; records?: string };
-}
+export type { HttpConnection } from "./http-connection.js";
 import { HttpClient, readSnippet, statusError, type HttpRequest, type HttpResponse } from "./http-client.js";
 import { HttpAuth } from "./http-auth.js";
 

@@ -1,6 +1,6 @@
 import { JSONPath } from "jsonpath-plus";
 import { ConveyorError } from "../src/errors.js";
-import type { HttpConnection } from "./http-exchange.js";
+import type { HttpConnection } from "./http-connection.js";
 import { safeUrl } from "./http-client.js";
 
 /** A page-following loop that never ends is a server bug; stop and say so. */
