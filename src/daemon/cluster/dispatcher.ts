@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Job, PgBoss } from "pg-boss";
 import type { Logger } from "../../log.js";
 import { sleep } from "../../retry.js";
+import { inTransaction } from "../../state/pg-connect.js";
 import type { RunQueue } from "../queue.js";
 import type { QueuedRun, SchedulerState } from "../types.js";
 import { RUN_QUEUE, type ClusterIntake, type RunJob } from "./intake.js";
@@ -82,7 +83,7 @@ export class ClusterDispatcher {
     const { pool, daemon, logger } = this.options;
     await pool.query("UPDATE run_waiting SET daemon = $2, heartbeat = now() WHERE run_id = $1", [run.id, daemon]);
     for (;;) {
-      const taken = await this.inTransaction(async (client) => {
+      const taken = await inTransaction(this.options.pool, async (client) => {
         const lock = await client.query("INSERT INTO run_locks (automation, run_id, daemon) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [run.automation, run.id, daemon]);
         if (lock.rowCount !== 1 && run.trigger !== "schedule") return false;
         await client.query("DELETE FROM run_waiting WHERE run_id = $1", [run.id]);
@@ -99,21 +100,6 @@ export class ClusterDispatcher {
         return false;
       }
       await sleep(this.options.lockPollMs);
-    }
-  }
-
-  private async inTransaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.options.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await body(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
     }
   }
 

@@ -3,6 +3,7 @@ import type { PgBoss, SendOptions } from "pg-boss";
 import { ConveyorError } from "../../errors.js";
 import { newRunId } from "../../pipeline/recorder.js";
 import type { RunMode } from "../../state/index.js";
+import { inTransaction } from "../../state/pg-connect.js";
 import type { EnqueueResult, RunInfo, SkipReason } from "../queue.js";
 import type { QueuedRun, RunRequest } from "../types.js";
 
@@ -46,7 +47,7 @@ export class ClusterIntake {
 
   async enqueue(request: RunRequest): Promise<EnqueueResult> {
     this.refuseWhileDraining(request);
-    const outcome = await this.inTransaction((client) => this.queueRun(client, request));
+    const outcome = await inTransaction(this.options.pool, (client) => this.queueRun(client, request));
     if ("existing" in outcome) return outcome;
     this.options.wake();
     return outcome;
@@ -55,7 +56,7 @@ export class ClusterIntake {
   async offerTick(request: RunRequest): Promise<TickResult> {
     const fireTime = request.fireTime;
     if (!fireTime) return this.enqueue(request);
-    const outcome = await this.inTransaction(async (client): Promise<TickResult> => {
+    const outcome = await inTransaction(this.options.pool, async (client): Promise<TickResult> => {
       const claimed = await client.query("INSERT INTO fire_claims (automation, fire_time, daemon) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
         request.automation,
         fireTime,
@@ -89,7 +90,7 @@ export class ClusterIntake {
 
   /** Send a run a daemon took but cannot start (it is stopping) back to the queue, under the same id. */
   async requeue(run: QueuedRun): Promise<void> {
-    await this.inTransaction(async (client) => {
+    await inTransaction(this.options.pool, async (client) => {
       await client.query("UPDATE run_waiting SET daemon = NULL, heartbeat = NULL WHERE run_id = $1", [run.id]);
       const job: RunJob = { run };
       await this.options.boss.send(RUN_QUEUE, job, { ...this.jobOptions(), db: adapter(client) });
@@ -117,21 +118,6 @@ export class ClusterIntake {
 
   private jobOptions(): SendOptions {
     return { retryLimit: 0, expireInSeconds: this.options.expireInSeconds };
-  }
-
-  private async inTransaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.options.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await body(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
   }
 
   private refuseWhileDraining(request: RunRequest): void {
