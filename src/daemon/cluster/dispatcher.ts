@@ -1,11 +1,11 @@
 import type pg from "pg";
-import type PgBoss from "pg-boss";
+import type { Job, PgBoss } from "pg-boss";
 import type { Logger } from "../../log.js";
 import { sleep } from "../../retry.js";
+import { inTransaction } from "../../state/pg-connect.js";
 import type { RunQueue } from "../queue.js";
 import type { QueuedRun, SchedulerState } from "../types.js";
 import { RUN_QUEUE, type ClusterIntake, type RunJob } from "./intake.js";
-import { inTransaction } from "../../state/pg-connect.js";
 
 export interface DispatcherOptions {
   boss: PgBoss;
@@ -47,13 +47,17 @@ export class ClusterDispatcher {
     for (const id of this.workerIds) this.options.boss.notifyWorker(id);
   }
 
-  /** Take no more jobs; runs already taken go on in the local queue, which the daemon drains. */
+  /**
+   * Take no more jobs; runs already taken go on in the local queue, which the
+   * daemon drains. Not waiting for them here (pg-boss waits by default): the
+   * daemon's grace period, not this call, decides how long they may run.
+   */
   async stopFetching(): Promise<void> {
     this.stopping = true;
-    await this.options.boss.offWork(RUN_QUEUE);
+    await this.options.boss.offWork(RUN_QUEUE, { wait: false });
   }
 
-  private async handle(jobs: PgBoss.Job<RunJob>[]): Promise<void> {
+  private async handle(jobs: Job<RunJob>[]): Promise<void> {
     for (const job of jobs) await this.runJob(job.data.run);
   }
 

@@ -1,11 +1,11 @@
 import type pg from "pg";
-import type PgBoss from "pg-boss";
+import type { PgBoss, SendOptions } from "pg-boss";
 import { ConveyorError } from "../../errors.js";
 import { newRunId } from "../../pipeline/recorder.js";
 import type { RunMode } from "../../state/index.js";
+import { inTransaction } from "../../state/pg-connect.js";
 import type { EnqueueResult, RunInfo, SkipReason } from "../queue.js";
 import type { QueuedRun, RunRequest } from "../types.js";
-import { inTransaction } from "../../state/pg-connect.js";
 
 /** The one pg-boss queue every daemon's runs go through. */
 export const RUN_QUEUE = "conveyor-runs";
@@ -18,7 +18,7 @@ export interface RunJob {
 }
 
 /** pg-boss runs its statements on our transaction's connection, so the job and our rows commit together. */
-function adapter(client: pg.PoolClient): { executeSql(text: string, values: unknown[]): Promise<{ rows: unknown[] }> } {
+export function adapter(client: pg.PoolClient): { executeSql(text: string, values: unknown[]): Promise<{ rows: unknown[] }> } {
   return { executeSql: (text, values) => client.query(text, values) };
 }
 
@@ -116,7 +116,7 @@ export class ClusterIntake {
     return { id, queued: true };
   }
 
-  private jobOptions(): PgBoss.SendOptions {
+  private jobOptions(): SendOptions {
     return { retryLimit: 0, expireInSeconds: this.options.expireInSeconds };
   }
 
