@@ -31,10 +31,21 @@ const HEAP_GROWING_PERCENT = 50;
  */
 const PRETENURING = "--no-allocation-site-pretenuring";
 
+/**
+ * Node 24's V8 grows the young generation (new space) far larger than Node
+ * 20's did under a run's allocation rate, which raised every run's peak RSS
+ * without making it faster. Keeping the new space at its starting size holds
+ * it where it was. Unlike `--max-semi-space-size`, which V8 reads only when
+ * the heap is made, the growth factor is read at each decision, so it takes
+ * effect when set at start-up.
+ */
+const NEW_SPACE_GROWTH = "--semi-space-growth-factor=1";
+
 /** The CLI calls this once at start-up, before any run. */
 export function tuneHeap(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   v8.setFlagsFromString(PRETENURING);
+  v8.setFlagsFromString(NEW_SPACE_GROWTH);
 }
 
 /**
