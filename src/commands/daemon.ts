@@ -61,7 +61,6 @@ export function register(program: Command): void {
           lines.push(`Try: curl -H "X-Auth-User: ${daemon.defaultAccount.apiUser}" -H "X-Auth-Token: <token>" ${daemon.url}/v3/automations/custom`);
         }
         if (daemon.embedded) lines.push(`Embedded service on ${daemon.embedded.url}`);
-        process.stderr.write(`${lines.join("\n")}\n`);
         const reload = (): void => {
           void daemon.reloadCatalogue().then(
             (published) => logger.info({ event: "catalogue_reloaded", published }, "published catalogue read again"),
@@ -69,7 +68,7 @@ export function register(program: Command): void {
           );
         };
         process.on("SIGHUP", reload);
-        return new Promise<number>((resolve) => {
+        const stopped = new Promise<number>((resolve) => {
           installSignalHandlers({
             onFirst: (signal) => {
               process.off("SIGHUP", reload);
@@ -91,6 +90,9 @@ export function register(program: Command): void {
             },
           });
         });
+        // Only now: whoever waits for the banner may signal at once, and must find the handlers in place.
+        process.stderr.write(`${lines.join("\n")}\n`);
+        return stopped;
       });
     });
 }
