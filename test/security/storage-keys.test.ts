@@ -5,10 +5,10 @@ import { ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/clien
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { S3StorageConnector } from "../../connectors/storage-s3.js";
 import { isPlainName } from "../../connectors/storage-paths.js";
-import type { Connector, RemoteFile } from "../../connectors/types.js";
-import { ConveyorError } from "../../src/errors.js";
+import type { Connector } from "../../connectors/types.js";
 import { memoryContext } from "../helpers/memory-context.js";
 import { S3RVER_KEY, S3TestServer } from "../helpers/s3-server.js";
+import { refusal, storageFile } from "./storage-refusals.js";
 
 /**
  * S3 storage has no links, but a key is a path a tenant writes: `..`, a
@@ -32,19 +32,7 @@ function connector(connPath = ""): Connector {
   return new S3StorageConnector("sds3", { type: "sds3", path: connPath }, memoryContext({ storage: `s3://${s3.bucket}/tenants` }, { apiUser: "demo" }), { env: s3.env() });
 }
 
-function file(p: string): RemoteFile {
-  return { name: path.posix.basename(p), path: p, size: 0, modified: null };
-}
-
-async function refusal(p: Promise<unknown>): Promise<ConveyorError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ConveyorError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
+const file = storageFile;
 
 async function keys(prefix: string): Promise<string[]> {
   const page = await raw.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));

@@ -6,10 +6,11 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createStorageConnector } from "../../connectors/storage.js";
 import { openConfinedDir } from "../../connectors/storage-confined.js";
-import type { Connector, RemoteFile } from "../../connectors/types.js";
+import type { Connector } from "../../connectors/types.js";
 import { ConveyorError } from "../../src/errors.js";
 import { memoryContext } from "../helpers/memory-context.js";
 import { TestSftpServer } from "../helpers/sftp-server.js";
+import { refusal, storageFile } from "./storage-refusals.js";
 
 /**
  * A hostile tenant (`demo`) with links in its storage folder: to another
@@ -50,19 +51,7 @@ function connector(connPath = ""): Connector {
   return createStorageConnector({ type: "sdsftp", path: connPath }, memoryContext({ storage }, { apiUser: "demo" }));
 }
 
-function file(p: string): RemoteFile {
-  return { name: path.posix.basename(p), path: p, size: 0, modified: null };
-}
-
-async function refusal(p: Promise<unknown>): Promise<ConveyorError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ConveyorError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
+const file = storageFile;
 
 /** The refusal is unsafe_path, names the link as the account sees it, and no server path. */
 async function refusedAt(p: Promise<unknown>, link: string): Promise<void> {
