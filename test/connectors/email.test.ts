@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EmailConnector } from "../../connectors/email.js";
 import { closeSmtpPools } from "../../connectors/smtp-pool.js";
 import type { ConnectionConfig, RemoteFile } from "../../connectors/types.js";
-import { ConveyorError } from "../../src/errors.js";
 import { DovecotServer } from "../helpers/dovecot.js";
 import { memoryContext, type TestContext } from "../helpers/memory-context.js";
+import { caught } from "../helpers/caught.js";
 
 const USER = { username: "buyer", password: "imap-secret-pass-31" };
 const dovecot = new DovecotServer([USER]);
@@ -26,15 +26,6 @@ afterAll(async () => {
   await dovecot.stop();
 });
 
-async function caught(p: Promise<unknown>): Promise<ConveyorError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ConveyorError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConveyorError");
-}
 
 /** A real IMAP client to play the supplier and the person reading the mailbox. */
 async function mailbox<T>(fn: (c: ImapFlow) => Promise<T>): Promise<T> {

@@ -10,9 +10,9 @@ import { completeConnector } from "../../connectors/index.js";
 import type { HttpConnectorOptions } from "../../connectors/http-exchange.js";
 import { isPrivateAddress } from "../../connectors/net-guard.js";
 import type { ConnectionConfig } from "../../connectors/types.js";
-import { ConveyorError } from "../../src/errors.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
 import { memoryContext, type TestContext } from "../helpers/memory-context.js";
+import { caught } from "../helpers/caught.js";
 
 const fast = { retry: { baseDelayMs: 5, maxDelayMs: 10 }, timeoutMs: 2_000 };
 const server = new FeedServer();
@@ -40,15 +40,6 @@ async function fetchFeed(c: HttpConnector): Promise<string> {
   return readFileSync(local, "utf8");
 }
 
-async function caught(p: Promise<unknown>): Promise<ConveyorError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ConveyorError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConveyorError");
-}
 
 describe("http import", () => {
   it("lists one virtual file named after the URL and sends the payload as query string for GET", async () => {

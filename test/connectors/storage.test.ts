@@ -8,24 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStorageConnector } from "../../connectors/storage.js";
 import { S3StorageConnector } from "../../connectors/storage-s3.js";
 import type { ConnectionConfig, Connector } from "../../connectors/types.js";
-import { ConveyorError } from "../../src/errors.js";
 import { memoryContext } from "../helpers/memory-context.js";
 import { S3TestServer } from "../helpers/s3-server.js";
+import { caught } from "../helpers/caught.js";
 
 const work = mkdtempSync(path.join(tmpdir(), "conveyor-storage-"));
 const s3 = new S3TestServer();
 beforeAll(() => s3.start());
 afterAll(() => s3.stop());
 
-async function caught(p: Promise<unknown>): Promise<ConveyorError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ConveyorError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConveyorError");
-}
 
 async function sha256(file: string): Promise<string> {
   const hash = createHash("sha256");

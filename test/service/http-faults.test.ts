@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConveyorError } from "../../src/errors.js";
 import { createLogger } from "../../src/log.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { newCounter } from "../../src/service/http.js";
 import { TokenBucketLimiter } from "../../src/service/limiter.js";
 import { json, startFaultServer, type FaultHandler, type FaultServer } from "./fault-server.js";
+import { caught as failure } from "../helpers/caught.js";
 
 const TOKEN = "tok-5ecret-value-0123456789";
 let server: FaultServer | undefined;
@@ -39,15 +39,6 @@ async function clientFor(handler: FaultHandler, logLines?: string[]): Promise<Se
   });
 }
 
-async function failure(promise: Promise<unknown>): Promise<ConveyorError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof ConveyorError) return err;
-    throw err;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("request layer against a misbehaving server", () => {
   it("sends the auth headers and reads v1 records", async () => {
