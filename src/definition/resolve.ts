@@ -7,7 +7,8 @@ import { checkCalculate } from "./calculate-syntax.js";
 import { capabilityRules } from "./capabilities.js";
 import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
-import { invalidDefinition } from "./parse.js";
+import { invalidDefinition, isTwigTemplatePath } from "./parse.js";
+import { checkTemplateText } from "../template/check.js";
 import { RUN_TOKENS, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
 import { definitionPathProblems, unsafePathError } from "./path-rules.js";
 import { formatPath } from "./problems.js";
@@ -113,6 +114,7 @@ function recheck(a: Automation): Problem[] {
   capabilityRules({ ...a }, (path, message) => problems.push({ path: formatPath(path), message: `after resolving parameters: ${message}` }));
   a.file_configs.forEach((fc, i) => {
     if (a.action === "import") check(fc.name, checkNamePattern, ["file_configs", i, "name"]);
+    check(fc.template, (t) => checkTemplateText(t, true), ["file_configs", i, "template"]);
     check(fc.search, checkSearch, ["file_configs", i, "search"]);
     for (const list of ["vendor_actions", "service_actions"] as const) {
       fc[list].forEach((rule, r) => {
@@ -135,6 +137,8 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
   const unknown = new Map<string, string[]>();
   const lookup: Lookup = (text, path, recordRefs) =>
     substitute(text, (ref) => {
+      // Twig's `{{ … }}` in a template is left to Twig, even when it happens to spell a parameter's name.
+      if (ref.spelling === "brace" && isTwigTemplatePath(path)) return undefined;
       const value = values.get(ref.name);
       if (value !== undefined) return value;
       if (ref.spelling === "brace" && isRunToken(ref.name)) return tokenValue(ref.name, tokens);
