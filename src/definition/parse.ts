@@ -110,9 +110,9 @@ function placeholderProblems(raw: Record<string, unknown>): Problem[] {
   const problems: Problem[] = [];
   const allowed = `parameters: ${names.size ? [...names].join(", ") : "(none defined)"}; run-time tokens: ${RUN_TOKENS.map((t) => `{{${t}}}`).join(", ")}`;
   walkStrings(raw, [], (text, path) => {
-    for (const ref of findPlaceholders(text)) {
+    for (const ref of findPlaceholders(text, isTwigTemplatePath(path))) {
       if (names.has(ref.name)) continue;
-      if (ref.spelling === "brace" && (isRunToken(ref.name) || isRecordTemplatePath(path) || isTwigTemplatePath(path))) continue;
+      if (ref.spelling === "brace" && (isRunToken(ref.name) || isRecordTemplatePath(path))) continue;
       problems.push({ path: formatPath(path), message: `${ref.raw} names no parameter${ref.spelling === "brace" ? " and no run-time token" : ""}`, allowed });
     }
   });

@@ -135,10 +135,9 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
   const timezone = checkTimezone(a.timezone) === null ? a.timezone : "UTC";
   const tokens: TokenContext = { runId: ctx.runId, now: ctx.now, timezone };
   const unknown = new Map<string, string[]>();
+  // In a Twig template only `<<name>>` is substituted: its `{{ … }}` is Twig's, even when it spells a parameter's name.
   const lookup: Lookup = (text, path, recordRefs) =>
     substitute(text, (ref) => {
-      // Twig's `{{ … }}` in a template is left to Twig, even when it happens to spell a parameter's name.
-      if (ref.spelling === "brace" && isTwigTemplatePath(path)) return undefined;
       const value = values.get(ref.name);
       if (value !== undefined) return value;
       if (ref.spelling === "brace" && isRunToken(ref.name)) return tokenValue(ref.name, tokens);
@@ -147,7 +146,7 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
       where.push(formatPath(path));
       unknown.set(ref.raw, where);
       return undefined;
-    });
+    }, isTwigTemplatePath(path));
   const resolved = resolveDeep(a, [], false, lookup) as Automation;
   if (unknown.size > 0) {
     const list = [...unknown].map(([raw, paths]) => `${raw} (in ${paths.join(", ")})`);

@@ -70,8 +70,10 @@ function tokenize(source: string, core: TwigCore): TwigRawToken[] | TemplateProb
     return core.tokenize.call({ options: {} }, source);
   } catch (err) {
     const message = (err as Error).message;
-    const near = /position (\d+)/.exec(message);
-    return at(source, near ? Number(near[1]) : 0, message.replace(/ opened near template position \d+/, " is never closed"));
+    // twig.js gives the offset just past the opening delimiter, which is two characters wide ({{, {%, {#).
+    const unclosed = /closing bracket '(.+?)' opened near template position (\d+)/.exec(message);
+    if (unclosed) return at(source, Number(unclosed[2]) - 2, `this tag is never closed: no '${unclosed[1] ?? ""}' after it`);
+    return at(source, 0, message);
   }
 }
 
