@@ -8,7 +8,7 @@ import { capabilityRules } from "./capabilities.js";
 import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
 import { invalidDefinition, isTwigTemplatePath } from "./parse.js";
-import { checkTemplateText } from "../template/check.js";
+import { checkTemplateText } from "../template/compile.js";
 import { RUN_TOKENS, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
 import { definitionPathProblems, unsafePathError } from "./path-rules.js";
 import { formatPath } from "./problems.js";

@@ -7,7 +7,7 @@ import { connectionRules } from "./schema-connection.js";
 import { isRecord, type Add } from "./schema-common.js";
 import { FILE_CONFIG_KEYS_IMPORT_ONLY } from "./schema-file-config.js";
 import { EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
-import { checkTemplateText, TEMPLATE_ALLOWED } from "../template/check.js";
+import { checkTemplateText, TEMPLATE_ALLOWED } from "../template/compile.js";
 
 /**
  * Rules across fields (automations.md). They run even when some fields failed
