@@ -34,7 +34,7 @@ try {
   whole = compile(setup.source);
   parts = setup.parts ? { head: compile(setup.parts.head), body: compile(setup.parts.body), tail: compile(setup.parts.tail) } : null;
 } catch (err) {
-  broken = `the template does not compile: ${err instanceof Error ? err.message : String(err)}`;
+  broken = `the template does not compile: ${(err instanceof Error ? err.message : String(err)).replace(/^TwigException: /, "")}`;
 }
 
 function render(template: TwigTemplate, values: Record<string, unknown>): string {

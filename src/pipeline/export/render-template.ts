@@ -37,6 +37,8 @@ export class TemplateRenderer implements PassRenderer {
   private closed = false;
   /** Streamed: records not yet rendered (one is always held back, so the last knows it is last). Whole: every record. */
   private held: unknown[] = [];
+  /** Streamed: the batch the render process is on while the pass maps the next one; its text is written in order. */
+  private inflight: Promise<void> | null = null;
 
   private constructor(
     private readonly renderer: TemplateProcess,
@@ -73,9 +75,14 @@ export class TemplateRenderer implements PassRenderer {
     if (this.renderer.streamed) for (const text of await this.renderer.request({ op: "head" })) await this.emit(text);
   }
 
+  /** Sends a batch and returns once the previous one is written: rendering overlaps the pass's own work. */
   private async body(records: unknown[], last: boolean): Promise<void> {
-    const [text = ""] = await this.renderer.request({ op: "body", records, first: this.rows - this.held.length - records.length, last });
-    await this.emit(text);
+    const first = this.rows - this.held.length - records.length;
+    await this.inflight;
+    const next = this.renderer.request({ op: "body", records, first, last }).then(async ([text = ""]) => this.emit(text));
+    // Handled here so a failure waits, unreported, for the next await of it instead of crashing the process.
+    next.catch(() => undefined);
+    this.inflight = next;
   }
 
   async writeBatch(items: readonly RenderItem[]): Promise<string[] | null> {
@@ -117,6 +124,7 @@ export class TemplateRenderer implements PassRenderer {
       const rest = this.held;
       this.held = [];
       if (rest.length > 0) await this.body(rest, true);
+      await this.inflight;
       for (const text of await this.renderer.request({ op: "tail" })) await this.emit(text);
     } else if (this.multi) {
       for (const text of await this.renderer.request({ op: "whole", data: this.held })) await this.emit(text);
