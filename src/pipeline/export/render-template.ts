@@ -21,6 +21,8 @@ import type { PassRenderer, RenderItem } from "./render.js";
 
 /** Records per message to the render process: large enough to make the hop cheap, small enough to bound memory. */
 const BODY_BATCH = 500;
+/** Streamed batches that may wait for the render process: bounds the records held while it catches up. */
+const QUEUED = 4;
 
 export interface TemplateContext {
   field: string;
@@ -37,8 +39,8 @@ export class TemplateRenderer implements PassRenderer {
   private closed = false;
   /** Streamed: records not yet rendered (one is always held back, so the last knows it is last). Whole: every record. */
   private held: unknown[] = [];
-  /** Streamed: the batch the render process is on while the pass maps the next one; its text is written in order. */
-  private inflight: Promise<void> | null = null;
+  /** Streamed: batches sent and not yet written, oldest first; the render process works through them while the pass maps more. */
+  private inflight: Promise<void>[] = [];
 
   private constructor(
     private readonly renderer: TemplateProcess,
@@ -75,14 +77,26 @@ export class TemplateRenderer implements PassRenderer {
     if (this.renderer.streamed) for (const text of await this.renderer.request({ op: "head" })) await this.emit(text);
   }
 
-  /** Sends a batch and returns once the previous one is written: rendering overlaps the pass's own work. */
+  /**
+   * Queues a batch behind the ones in flight (the render process takes one
+   * request at a time, and texts are written in order) and returns at once
+   * unless QUEUED batches wait already: rendering overlaps the pass's own work.
+   */
   private async body(records: unknown[], last: boolean): Promise<void> {
     const first = this.rows - this.held.length - records.length;
-    await this.inflight;
-    const next = this.renderer.request({ op: "body", records, first, last }).then(async ([text = ""]) => this.emit(text));
+    const previous = this.inflight[this.inflight.length - 1] ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const [text = ""] = await this.renderer.request({ op: "body", records, first, last });
+      await this.emit(text);
+    });
     // Handled here so a failure waits, unreported, for the next await of it instead of crashing the process.
     next.catch(() => undefined);
-    this.inflight = next;
+    this.inflight.push(next);
+    while (this.inflight.length > QUEUED) await this.inflight.shift();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.inflight.length > 0) await this.inflight.shift();
   }
 
   async writeBatch(items: readonly RenderItem[]): Promise<string[] | null> {
@@ -124,7 +138,7 @@ export class TemplateRenderer implements PassRenderer {
       const rest = this.held;
       this.held = [];
       if (rest.length > 0) await this.body(rest, true);
-      await this.inflight;
+      await this.drain();
       for (const text of await this.renderer.request({ op: "tail" })) await this.emit(text);
     } else if (this.multi) {
       for (const text of await this.renderer.request({ op: "whole", data: this.held })) await this.emit(text);
