@@ -2,6 +2,7 @@ import { isSecretHeader, isSecretParam } from "../secrets.js";
 import { connectorSpecs, connectorSpec } from "../../connectors/index.js";
 import { hasPlaceholder } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
+import { formatPath } from "./problems.js";
 import type { Automation, Problem } from "./types.js";
 
 const CLEAR_HINT = "a placeholder of a parameter marked encrypted, e.g. <<api key>> with {name: \"api key\", encrypted: true}";
@@ -58,6 +59,9 @@ export function definitionWarnings(automation: Automation): Problem[] {
       allowed: `a connection of type ${typeList()}`,
     });
   }
+  // The connection type's own: an http trigger whose value nothing uses.
+  const conn: Record<string, unknown> | undefined = automation.connection ? { ...automation.connection } : undefined;
+  if (conn) connectorSpec(conn.type)?.warnings?.(conn, (path, message, allowed) => warnings.push({ path: formatPath(path), message, ...(allowed ? { allowed } : {}) }));
   if (automation.action === "export" && automation.type === "orders") {
     for (const [i, config] of automation.file_configs.entries()) {
       if ((config.search ?? "").trim() !== "") continue;
