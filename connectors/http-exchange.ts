@@ -7,7 +7,7 @@ import type { HttpConnection } from "./http-connection.js";
 export type { HttpConnection } from "./http-connection.js";
 import { HttpClient, readSnippet, statusError, type HttpRequest, type HttpResponse } from "./http-client.js";
 import { HttpAuth } from "./http-auth.js";
-import { addressFromValue, RequestValues } from "./http-refs.js";
+import { addressFromValue, RequestValues, runtimeRefs } from "./http-refs.js";
 
 export interface HttpConnectorOptions {
   /** Longest wait for an answer or for the next chunk of one (default 60 s). */
@@ -25,6 +25,10 @@ export function payloadQuery(payload: Record<string, unknown> | undefined): URLS
     else params.append(k, typeof v === "object" ? JSON.stringify(v) : String(v));
   }
   return params;
+}
+
+function usesTriggerValue(text: string): boolean {
+  return runtimeRefs(text).some((r) => r.kind === "trigger");
 }
 
 function originOf(address: string | undefined): string | undefined {
@@ -118,16 +122,18 @@ export class HttpExchange {
    * request sent again. A status of 300 and up is thrown as a coded error.
    * `makeRequest` is called per attempt so a streamed body can be reopened.
    * Headers: the request's defaults, then the connection's, then `own` (a
-   * trigger's). An address a trigger's answer chose on another origin gets
-   * no credentials: the answer must not be able to send them anywhere.
+   * trigger's: `own` set marks a trigger, which does not get the connection
+   * headers that use trigger values, the final request's own). An address a
+   * trigger's answer chose on another origin gets no credentials: the answer
+   * must not be able to send them anywhere.
    */
-  async send(makeRequest: () => HttpRequest, own: Record<string, string> = {}): Promise<HttpResponse> {
+  async send(makeRequest: () => HttpRequest, own?: Record<string, string>): Promise<HttpResponse> {
     let refreshed = false;
     for (;;) {
       const req = makeRequest();
       const trusted = this.trusts(req.url);
-      const connHeaders = Object.entries(this.conn.headers ?? {}).filter(([k]) => trusted || !isSecretHeader(k));
-      const headers: Record<string, string> = { "user-agent": "conveyor", ...req.headers, ...Object.fromEntries(connHeaders.map(([k, v]) => [k, this.values.fill(v)])), ...own };
+      const connHeaders = Object.entries(this.conn.headers ?? {}).filter(([k, v]) => (trusted || !isSecretHeader(k)) && !(own && usesTriggerValue(v)));
+      const headers: Record<string, string> = { "user-agent": "conveyor", ...req.headers, ...Object.fromEntries(connHeaders.map(([k, v]) => [k, this.values.fill(v)])), ...(own ?? {}) };
       const authorization = trusted ? await this.auth.header() : undefined;
       if (authorization && !Object.keys(headers).some((k) => k.toLowerCase() === "authorization")) headers.authorization = authorization;
       const res = await this.client.send({ ...req, headers });
