@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { issueAdder, known, nonEmpty, oneOf, text, wrongValue, type Add } from "../src/schema-kit.js";
+import { isRecord, issueAdder, known, nonEmpty, oneOf, text, wrongValue, type Add } from "../src/schema-kit.js";
 import type { RuleKit } from "./spec.js";
 import { runtimeRefs, stringsOf } from "./http-refs.js";
 import { regexProblem, xpathProblem } from "./http-values.js";
@@ -55,10 +55,12 @@ export function triggerSchema(headers: z.ZodType, methods: readonly [string, ...
 }
 
 /** `pointers`: read by the connector for `initial`; the pointer lifecycle owns the rest, so other keys pass. */
-export const pointersSchema = z.record(
-  z.string().regex(/^[\w-]+$/, "a pointer name is letters, digits, _ and - (it is written {{pointer.NAME}})"),
-  z.looseObject({ from: nonEmpty, keep: oneOf(["max", "last"]).optional(), initial: text.optional() }),
-);
+export const pointersSchema = z
+  .record(z.string(), z.looseObject({ from: nonEmpty, keep: oneOf(["max", "last"]).optional(), initial: text.optional() }))
+  .superRefine((pointers, ctx) => {
+    for (const name of Object.keys(pointers))
+      if (!/^[\w-]+$/.test(name)) issueAdder(ctx)([name], `${JSON.stringify(name)} is not a pointer name: it is written {{pointer.NAME}}`, "letters, digits, _ and -");
+  }, { when: (payload) => isRecord(payload.value) });
 
 type Conn = Readonly<Record<string, unknown>>;
 type Trigger = Record<string, unknown>;
