@@ -100,7 +100,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startPartnerApi(options: PartnerApiOptions = {}): Promise<PartnerApi> {
   const clientId = options.clientId ?? "conveyor-demo";
-  const clientSecret = options.clientSecret ?? "partner-secret-change-me";
+  const clientSecret = options.clientSecret ?? "change-me-client-secret";
   const lifetime = options.tokenLifetime ?? 3600;
   const tokens = new Map<string, number>();
   const state: PartnerApiState = { tokenRequests: 0, requests: [], reports: new Map(), orders: [], refusedOrders: [] };
