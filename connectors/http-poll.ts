@@ -1,5 +1,6 @@
 import { ConveyorError, isConveyorError } from "../src/errors.js";
 import { sleep } from "../src/retry.js";
+import { maskSecrets } from "../src/secrets.js";
 import type { HttpPoll } from "./http-connection.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { answerJson, jsonQuery, type TriggerAnswer } from "./http-values.js";
@@ -18,8 +19,9 @@ function same(found: unknown, expected: string | number | boolean): boolean {
   return found !== undefined && found !== null && typeof found !== "object" && String(found as string) === String(expected);
 }
 
+/** Masked before it is cut: a cut could leave the start of a secret that no longer matches it. */
 function quote(answer: TriggerAnswer): string {
-  const flat = answer.text.replace(/\s+/g, " ").trim();
+  const flat = maskSecrets(answer.text.replace(/\s+/g, " ").trim());
   return flat.length > QUOTE_CHARS ? `${flat.slice(0, QUOTE_CHARS)}…` : flat;
 }
 

@@ -2,7 +2,7 @@ import { DOMParser } from "@xmldom/xmldom";
 import { JSONPath } from "jsonpath-plus";
 import * as xpathLib from "xpath";
 import { ConveyorError } from "../src/errors.js";
-import { isSecretHeader, isSecretKey, isSecretParam } from "../src/secrets.js";
+import { isSecretHeader, isSecretKey, isSecretParam, maskSecrets } from "../src/secrets.js";
 import type { HttpConnection, HttpTrigger } from "./http-connection.js";
 import { runtimeRefs, stringsOf } from "./http-refs.js";
 
@@ -51,7 +51,7 @@ export function answerJson(answer: TriggerAnswer, where: string): unknown {
   try {
     return JSON.parse(answer.text);
   } catch (err) {
-    throw new ConveyorError("file_format", `${where}: the answer is not JSON (${(err as Error).message}): ${answer.text.slice(0, 200)}`, {
+    throw new ConveyorError("file_format", `${where}: the answer is not JSON (${(err as Error).message}): ${maskSecrets(answer.text).slice(0, 200)}`, {
       hint: "use xpath, header or regex for an answer that is not JSON",
     });
   }
@@ -91,7 +91,7 @@ function pick(trigger: HttpTrigger, answer: TriggerAnswer, where: string): { val
 export function triggerValue(trigger: HttpTrigger, answer: TriggerAnswer, where: string): string {
   const { value, how } = pick(trigger, answer, where);
   if (value === undefined)
-    throw new ConveyorError("protocol", `${where}: ${how} found nothing in the answer (HTTP ${answer.status}): ${answer.text.replace(/\s+/g, " ").slice(0, 300)}`, {
+    throw new ConveyorError("protocol", `${where}: ${how} found nothing in the answer (HTTP ${answer.status}): ${maskSecrets(answer.text.replace(/\s+/g, " ")).slice(0, 300)}`, {
       hint: "check the trigger's jsonpath, xpath, header or regex against what the server answers",
     });
   if (value.length > MAX_VALUE_CHARS) throw new ConveyorError("protocol", `${where}: ${how} gave ${value.length} characters; a trigger value is at most ${MAX_VALUE_CHARS}`);
