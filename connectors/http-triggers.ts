@@ -38,10 +38,13 @@ export function triggerMethod(t: HttpTrigger): string {
 }
 
 /** The request of trigger `t` with the values found so far filled in; its own headers go on top of the connection's. */
-export function triggerRequest(ex: HttpExchange, t: HttpTrigger): { make: () => HttpRequest; own: Record<string, string> } {
+export function triggerRequest(ex: HttpExchange, t: HttpTrigger, where: string): { make: () => HttpRequest; own: Record<string, string> } {
   const method = triggerMethod(t);
   const url = ex.values.fillAddress(t.address);
   registerUrlSecrets(url);
+  // A parameter can make the address anything; say which one is wrong before anything is sent.
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+    throw new ConveyorError("definition_invalid", `${where}.address ${safeUrl(url)} is not an http(s) URL`, { hint: "write it as https://host/path (check the parameters it uses)" });
   const own = Object.fromEntries(Object.entries(t.headers ?? {}).map(([k, v]) => [k, ex.values.fill(v)]));
   const payload = ex.values.fillDeep(t.payload ?? {}) as Record<string, unknown>;
   const typed = Object.keys(own).some((k) => k.toLowerCase() === "content-type");
@@ -75,7 +78,7 @@ export async function runTriggers(ex: HttpExchange): Promise<void> {
   const secret = secretTriggers(ex.conn);
   for (const [i, t] of triggers.entries()) {
     const where = `connection.triggers[${i}]`;
-    const { make, own } = triggerRequest(ex, t);
+    const { make, own } = triggerRequest(ex, t, where);
     const started = Date.now();
     const { answer, requests } = t.poll ? await pollTrigger(ex, t.poll, () => exchange(ex, make, own, where), where) : { answer: await exchange(ex, make, own, where), requests: 1 };
     const value = triggerValue(t, answer, where);

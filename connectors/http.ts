@@ -9,7 +9,7 @@ import { HttpExchange, type HttpConnection, type HttpConnectorOptions } from "./
 import { nextFromBody, nextFromLink, pageRecords, PageTrail } from "./http-paginate.js";
 import { classifyNetworkError, readSnippet, safeUrl } from "./http-client.js";
 import { runtimeRefs } from "./http-refs.js";
-import { runTriggers, triggerMethod } from "./http-triggers.js";
+import { runTriggers, triggerMethod, triggerRequest } from "./http-triggers.js";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".csv": "text/csv",
@@ -189,7 +189,7 @@ export class HttpConnector implements ConnectorParts {
   async test(): Promise<{ ok: true; facts: Record<string, string> }> {
     const first = this.conn.triggers?.[0];
     const safe = (first ? triggerMethod(first) : this.ex.method) === "GET";
-    const url = first ? this.ex.values.fillAddress(first.address) : undefined;
+    const url = first ? triggerRequest(this.ex, first, "connection.triggers[0]").make().url : undefined;
     const probe = () => (url ? { method: safe ? "GET" : "HEAD", url } : safe ? this.ex.importRequest() : { method: "HEAD", url: this.ex.address });
     const res = await this.ex.withRetry(() => this.ex.send(probe)).catch((err: unknown) => {
       // A HEAD the server does not know still proves the address and the credentials.

@@ -121,6 +121,45 @@ describe("http triggers: a report job", () => {
   });
 });
 
+describe("the stand-in's shipments", () => {
+  it("are read by page token from the pointer's position, and a run with a later pointer reads only what is newer", async () => {
+    const p = await partner({ shipmentOrderIds: ["5001", "5002", "5003"], pageSize: 2 });
+    const ctx = memoryContext();
+    const conn: HttpConnection = {
+      type: "http",
+      address: `${p.url}/v1/shipments?updated_since={{pointer.since}}`,
+      method: "GET",
+      payload: {},
+      oauth: { address: `${p.url}/oauth/token`, client_id: p.clientId, client_secret: p.clientSecret },
+      paginate: true,
+      pagination: { next: "$.next_page_token", param: "page_token", records: "$.shipments" },
+      pointers: { since: { from: "$.updated_at", keep: "max", initial: "1970-01-01T00:00:00Z" } },
+    };
+    const first = new HttpConnector(conn, ctx, fast);
+    const all = JSON.parse(await download(first)) as Array<{ order_id: string; updated_at: string }>;
+    expect(all.map((s) => s.order_id)).toEqual(["5001", "5002", "5003"]);
+    expect(p.state.requests.map((r) => r.url.replace(/page_token=[^&]+/, "page_token=…"))).toEqual([
+      "/v1/shipments?updated_since=1970-01-01T00%3A00%3A00Z",
+      "/v1/shipments?updated_since=1970-01-01T00%3A00%3A00Z&page_token=…",
+    ]);
+    await ctx.metadata.set("pointers", { since: all[0]?.updated_at });
+    const second = new HttpConnector(conn, ctx, fast);
+    const newer = JSON.parse(await download(second)) as Array<{ order_id: string }>;
+    expect(newer.map((s) => s.order_id)).toEqual(["5002", "5003"]);
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it("a trigger address a parameter made wrong fails before anything is sent, naming the trigger", async () => {
+    const p = await partner();
+    const c = new HttpConnector({ ...reportJob(p), triggers: [{ address: "partner.example/v1/reports", jsonpath: "$.id" }] }, memoryContext(), fast);
+    const err = await caught(download(c));
+    expect(err.code).toBe("definition_invalid");
+    expect(err.message).toContain("connection.triggers[0].address partner.example/v1/reports is not an http(s) URL");
+    expect(p.state.requests).toEqual([]);
+    await c.close();
+  });
+});
+
 describe("http triggers: OAuth", () => {
   it("an expired token is refreshed once, stored in metadata, and the sequence goes on", async () => {
     const p = await partner({ reportPolls: 0 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { definitionWarnings, maskAutomation, resolveAutomation } from "../../src/definition/index.js";
+import { clearCredentials, definitionWarnings, maskAutomation, resolveAutomation } from "../../src/definition/index.js";
 import { MASK } from "../../src/secrets.js";
 import { parsed, problemsOf, productImport, type Def } from "./helpers.js";
 
@@ -77,6 +77,11 @@ describe("http triggers in a definition", () => {
     const warnings = definitionWarnings(a);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ path: "connection.triggers[1]", message: "the value of trigger 2 ({{trigger_value2}}) is never used by a later trigger or the final request" });
+  });
+
+  it("warns about a credential written in clear in a trigger's headers", () => {
+    const a = parsed(httpImport({ address: "https://partner.example/f/{{trigger_value}}", triggers: [{ address: "https://partner.example/a", headers: { "X-Api-Key": "clear-key-1234", Accept: "*/*" }, jsonpath: "$.id" }] }));
+    expect(clearCredentials(a).map((p) => p.path)).toEqual(["connection.triggers[0].headers.X-Api-Key"]);
   });
 
   it("masks a trigger's credential headers when the definition is shown", () => {
