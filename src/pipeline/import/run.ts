@@ -10,7 +10,7 @@
 
 import path from "node:path";
 import type { ConveyorError } from "../../errors.js";
-import { pointerRulesOf } from "../../pointers/index.js";
+import { pointerRulesOf, readPointers } from "../../pointers/index.js";
 import type { RunFile } from "../../state/index.js";
 import { ledgerKey } from "./fetch.js";
 import { openBulkFilePass } from "./bulk.js";
@@ -100,6 +100,8 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
     await logs.flush();
     await source.close();
   }
+  // A debug run stores nothing, but shows what its records would set the pointers to.
+  if (!live && !pointers.empty) await ctx.debug.addJson("pointers.json", { stored: await readPointers(ctx.env.store, options.key), read: pointers.values() });
   // Records of `conveyor run --file` are not the connection's: they say nothing of where its feed stands.
   const commits = live && !held && !pointers.empty && (options.localFiles ?? []).length === 0;
   const commit = commits ? () => commitPointers(ctx.env.store, options.key, rules, pointers.values()) : undefined;

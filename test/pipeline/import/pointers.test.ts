@@ -1,6 +1,8 @@
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { buffer } from "node:stream/consumers";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Automation } from "../../../src/definition/index.js";
 import { runAutomation } from "../../../src/pipeline/run.js";
@@ -115,8 +117,12 @@ describe.each(STATES)("pointers with %s state", (_state, stateEnv) => {
     expect(await stored()).toMatchObject({ since: "2026-03-01T00:00:00Z", top_id: "50" });
   });
 
-  it("a debug run and a diff debug run store nothing", async () => {
-    expect((await h.run(automation(), { key: "pointers-test", mode: "debug" })).outcome).toBe("success");
+  it("a debug run and a diff debug run store nothing, and show what they read in pointers.json", async () => {
+    const debug = await h.run(automation(), { key: "pointers-test", mode: "debug" });
+    expect(debug.outcome).toBe("success");
+    expect(debug.debug_files).toContain("pointers.json");
+    const file = await h.worker.env.store.getDebugFile(debug.id, "pointers.json");
+    expect(JSON.parse((await buffer(file?.open() ?? Readable.from([]))).toString("utf8"))).toEqual({ stored: {}, read: { since: "2026-01-05T08:30:00Z", top_id: "10", last_id: "7" } });
     expect((await h.run(automation(), { key: "pointers-test", mode: "debug", diff: true })).outcome).toBe("success");
     expect(await stored()).toEqual({});
   });
