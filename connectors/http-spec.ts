@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pointerRulesSchema } from "../src/pointers/rules.js";
 import { flag, known, nonEmpty, oneOf, text } from "../src/schema-kit.js";
 import { createHttpConnector } from "./http.js";
 import type { ConnectorSpec } from "./spec.js";
@@ -29,13 +30,14 @@ const keys = {
   oauth: known({ address: nonEmpty, client_id: nonEmpty, client_secret: nonEmpty, grant_type: nonEmpty.optional(), method: nonEmpty.optional() }, "connection.oauth"),
   paginate: flag,
   pagination: known({ next: nonEmpty, param: nonEmpty.optional(), records: nonEmpty.optional() }, "connection.pagination"),
+  pointers: pointerRulesSchema,
 };
 
 export const httpSpec: ConnectorSpec = {
   type: "http",
   label: "http",
   keys,
-  importOnly: ["paginate", "pagination"],
+  importOnly: ["paginate", "pagination", "pointers"],
   urlKeys: ["address", "login_address"],
   // method: checked against HTTP_METHODS once resolved (deferred-text.ts).
   deferrable: { validate: "boolean", paginate: "boolean", method: "text" },
