@@ -1,3 +1,4 @@
+import type { PointerRules } from "../src/pointers/rules.js";
 import type { ConnectionConfig } from "./types.js";
 
 /** `poll` of a trigger: its request is repeated until `until` holds on the JSON answer, or the deadline passes. */
@@ -29,13 +30,6 @@ export interface HttpTrigger {
   poll?: HttpPoll;
 }
 
-/** A pointer rule (`connection.pointers.NAME`): kept by the pointer lifecycle; the connector reads `initial`. */
-export interface HttpPointerRule {
-  from: string;
-  keep?: "max" | "last";
-  initial?: string;
-}
-
 /** An http connection: one URL, how to call it, how to log in, how to follow pages, what to ask first. */
 export interface HttpConnection extends ConnectionConfig {
   method?: string;
@@ -46,5 +40,6 @@ export interface HttpConnection extends ConnectionConfig {
   paginate?: boolean;
   pagination?: { next: string; param?: string; records?: string };
   triggers?: HttpTrigger[];
-  pointers?: Record<string, HttpPointerRule>;
+  /** The pointer lifecycle's rules (src/pointers/); the connector reads a pointer's `initial`. */
+  pointers?: PointerRules;
 }

@@ -1,4 +1,5 @@
 import { ConveyorError } from "../src/errors.js";
+import { POINTERS_KEY, storedPointers } from "../src/pointers/values.js";
 import type { HttpConnection } from "./http-connection.js";
 import type { MetadataStore } from "./types.js";
 
@@ -8,12 +9,10 @@ import type { MetadataStore } from "./types.js";
 // when these are filled, request by request.
 
 /** A placeholder name the connector fills itself; the definition layer leaves these as written. */
-export const RUNTIME_PLACEHOLDER = /^(?:trigger_value\d*|pointer\.[\w-]+)$/;
+export const RUNTIME_PLACEHOLDER = /^(?:trigger_value\d*|pointer\.[A-Za-z_][A-Za-z0-9_]*)$/;
 
-const REF = /\{\{\s*(trigger_value(\d*)|pointer\.([\w-]+))\s*\}\}/g;
-
-/** The metadata key under which the pointer lifecycle keeps the pointers' values (name → value). */
-export const POINTERS_METADATA_KEY = "pointers";
+// A pointer's name as src/pointers/rules.ts allows it (POINTER_NAME).
+const REF = /\{\{\s*(trigger_value(\d*)|pointer\.([A-Za-z_][A-Za-z0-9_]*))\s*\}\}/g;
 
 export type RuntimeRef = { kind: "trigger"; index: number | "last"; raw: string } | { kind: "pointer"; name: string; raw: string };
 
@@ -47,11 +46,8 @@ export class RequestValues {
   ) {}
 
   private pointer(name: string): string {
-    const stored: unknown = this.metadata.get(POINTERS_METADATA_KEY);
-    const value = stored && typeof stored === "object" ? (stored as Record<string, unknown>)[name] : undefined;
-    if (value !== undefined && value !== null && value !== "") return typeof value === "string" ? value : String(value as number);
-    const initial = this.conn.pointers?.[name]?.initial;
-    if (initial !== undefined) return initial;
+    const value = storedPointers({ [POINTERS_KEY]: this.metadata.get(POINTERS_KEY) })[name] ?? this.conn.pointers?.[name]?.initial;
+    if (value !== undefined) return value;
     throw new ConveyorError("definition_invalid", `{{pointer.${name}}}: the pointer "${name}" has no value yet and connection.pointers.${name}.initial is not set`, {
       details: { pointer: name },
       hint: `give connection.pointers.${name} an initial value (e.g. "1970-01-01T00:00:00Z"), the value the first run starts from`,

@@ -1,10 +1,11 @@
 import { z } from "zod";
+import { pointerRulesSchema } from "../src/pointers/rules.js";
 import { flag, known, nonEmpty, oneOf, text } from "../src/schema-kit.js";
 import { createHttpConnector } from "./http.js";
 import type { ConnectorSpec } from "./spec.js";
 import { address, password, username, validate } from "./spec-keys.js";
 import { RUNTIME_PLACEHOLDER } from "./http-refs.js";
-import { pointersSchema, triggerConnectionRules, triggerSchema, triggerWarnings } from "./http-trigger-spec.js";
+import { triggerConnectionRules, triggerSchema, triggerWarnings } from "./http-trigger-spec.js";
 
 // http: an import downloads one URL (pages joined when paginate is set); an export sends the file, or one request per record.
 
@@ -35,14 +36,14 @@ const keys = {
   pagination: known({ next: nonEmpty, param: nonEmpty.optional(), records: nonEmpty.optional() }, "connection.pagination"),
   // Our extension (README, "HTTP request sequences"): requests run before the final one, each yielding {{trigger_valueN}}.
   triggers: z.array(triggerSchema(headers, HTTP_METHODS)).max(20, { error: "at most 20 triggers" }),
-  pointers: pointersSchema,
+  pointers: pointerRulesSchema,
 };
 
 export const httpSpec: ConnectorSpec = {
   type: "http",
   label: "http",
   keys,
-  importOnly: ["paginate", "pagination"],
+  importOnly: ["paginate", "pagination", "pointers"],
   urlKeys: ["address", "login_address"],
   // method: checked against HTTP_METHODS once resolved (deferred-text.ts).
   deferrable: { validate: "boolean", paginate: "boolean", method: "text" },

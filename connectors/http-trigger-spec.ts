@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { isRecord, issueAdder, known, nonEmpty, oneOf, text, wrongValue, type Add } from "../src/schema-kit.js";
+import { issueAdder, known, nonEmpty, oneOf, text, wrongValue, type Add } from "../src/schema-kit.js";
 import type { RuleKit } from "./spec.js";
 import { runtimeRefs, stringsOf } from "./http-refs.js";
 import { regexProblem, xpathProblem } from "./http-values.js";
 
-// The keys of http `triggers` and `pointers`, and the rules and warnings over
+// The keys of http `triggers`, and the rules and warnings over
 // them that need the whole connection: which trigger values a request may use.
 
 const SELECTORS = ["jsonpath", "xpath", "header", "regex"] as const;
@@ -53,14 +53,6 @@ export function triggerSchema(headers: z.ZodType, methods: readonly [string, ...
     "a trigger",
   );
 }
-
-/** `pointers`: read by the connector for `initial`; the pointer lifecycle owns the rest, so other keys pass. */
-export const pointersSchema = z
-  .record(z.string(), z.looseObject({ from: nonEmpty, keep: oneOf(["max", "last"]).optional(), initial: text.optional() }))
-  .superRefine((pointers, ctx) => {
-    for (const name of Object.keys(pointers))
-      if (!/^[\w-]+$/.test(name)) issueAdder(ctx)([name], `${JSON.stringify(name)} is not a pointer name: it is written {{pointer.NAME}}`, "letters, digits, _ and -");
-  }, { when: (payload) => isRecord(payload.value) });
 
 type Conn = Readonly<Record<string, unknown>>;
 type Trigger = Record<string, unknown>;

@@ -91,9 +91,4 @@ describe("http triggers in a definition", () => {
     expect(trigger?.headers).toEqual({ Authorization: MASK, Accept: "text/csv" });
     expect(JSON.stringify(shown)).not.toContain("key-7781-secret");
   });
-
-  it("takes pointers loosely, but their names must fit {{pointer.NAME}}", () => {
-    expect(paths(httpImport({ address: "https://partner.example/f", pointers: { since: { from: "$.updated_at", later: 1 } } }))).toEqual([]);
-    expect(paths(httpImport({ address: "https://partner.example/f", pointers: { "a b": { from: "$.x" }, c: { keep: "min" } } })).join("\n")).toMatch(/pointers\.c\.from: required[\s\S]*"a b" is not a pointer name/);
-  });
 });
