@@ -74,6 +74,16 @@ describe("http triggers: a report job", () => {
     await c.close();
   });
 
+  it("the connection test probes the first trigger's address without starting a job", async () => {
+    const p = await partner();
+    const c = new HttpConnector(reportJob(p), memoryContext(), fast);
+    const result = await c.test();
+    expect(result.facts).toMatchObject({ address: `${p.url}/v1/reports`, auth: "oauth", triggers: "2" });
+    expect(p.state.requests.map((r) => `${r.method} ${r.url}`)).toEqual(["HEAD /v1/reports"]);
+    expect(p.state.reports.size).toBe(0);
+    await c.close();
+  });
+
   it("a poll past its deadline fails with timeout, quoting the last answer", async () => {
     const p = await partner({ reportPolls: 1_000 });
     const c = new HttpConnector(reportJob(p, { deadline: 0.2, interval: 0.03 }), memoryContext(), fast);
