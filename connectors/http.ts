@@ -189,9 +189,11 @@ export class HttpConnector implements ConnectorParts {
   async test(): Promise<{ ok: true; facts: Record<string, string> }> {
     const first = this.conn.triggers?.[0];
     const safe = (first ? triggerMethod(first) : this.ex.method) === "GET";
-    const url = first ? triggerRequest(this.ex, first, "connection.triggers[0]").make().url : undefined;
+    const request = first ? triggerRequest(this.ex, first, "connection.triggers[0]") : undefined;
+    const url = request?.make().url;
     const probe = () => (url ? { method: safe ? "GET" : "HEAD", url } : safe ? this.ex.importRequest() : { method: "HEAD", url: this.ex.address });
-    const res = await this.ex.withRetry(() => this.ex.send(probe)).catch((err: unknown) => {
+    // The first trigger's own headers, and not the connection's that need a trigger value (there is none yet).
+    const res = await this.ex.withRetry(() => this.ex.send(probe, request?.own)).catch((err: unknown) => {
       // A HEAD the server does not know still proves the address and the credentials.
       if (!safe && err instanceof ConveyorError && (err.code === "protocol" || err.code === "not_found")) return undefined;
       throw err;
