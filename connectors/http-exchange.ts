@@ -74,7 +74,8 @@ export class HttpExchange {
     this.auth = new HttpAuth(conn, ctx, this.client);
     this.method = (conn.method ?? "POST").toUpperCase();
     this.values = new RequestValues(conn, ctx.metadata);
-    const addresses = [this.rawAddress, ...(conn.triggers ?? []).map((t) => t.address)];
+    // Read as written: a missing address is reported when it is used, not here.
+    const addresses = [[conn.address ?? []].flat()[0], ...(conn.triggers ?? []).map((t) => t.address)].filter((a): a is string => typeof a === "string");
     if (addresses.some(addressFromValue)) {
       const named = [...addresses, conn.oauth?.address, conn.login_address].map(originOf).filter((o): o is string => o !== undefined);
       this.trusted = new Set(named);
