@@ -16,9 +16,12 @@ import { newRoot, newScene } from "./crash-env.js";
 const root = newRoot();
 let server: http.Server;
 let records: Array<Record<string, string>> = [];
+/** The `updated_since` each request asked for: the pointer as the run read it. */
+const asked: string[] = [];
 
 beforeAll(async () => {
-  server = http.createServer((_req, res) => {
+  server = http.createServer((req, res) => {
+    asked.push(new URL(req.url ?? "/", "http://127.0.0.1").searchParams.get("updated_since") ?? "");
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify(records));
   });
@@ -47,12 +50,13 @@ describe("a run killed between read and commit", () => {
         schedule: "0 * * * *",
         type: "products",
         action: "import",
-        connection: { type: "http", address: `http://127.0.0.1:${port}/changes.json`, method: "GET", payload: {}, pointers: { since: { from: "updated_at", initial: "2026-01-01T00:00:00Z" } } },
+        connection: { type: "http", address: `http://127.0.0.1:${port}/changes.json`, method: "GET", payload: { updated_since: "{{pointer.since}}" }, pointers: { since: { from: "updated_at", initial: "2026-01-01T00:00:00Z" } } },
         file_configs: [{ name: "changes.json", format: "json", identifier: "guid", create: "add", update: "edit", field_map: { guid: "sku", title: "title" } }],
       }),
     );
 
     records = [record(1, "02"), record(2, "03")];
+    asked.length = 0;
     const first = await scene.cli(["run", scene.definition, "--json"]);
     expect(first.code, first.stderr + first.stdout).toBe(0);
     const since = (): Promise<string | undefined> => scene.withWorker(async (w) => (await readPointers(w.env.store, slug)).since);
@@ -67,5 +71,7 @@ describe("a run killed between read and commit", () => {
     expect(again.code, again.stderr).toBe(0);
     expect((JSON.parse(again.stdout) as { outcome: string }).outcome).toBe("success");
     expect(await since()).toBe("2026-01-05T00:00:00Z");
+    // The request itself: the run after the crash asked for the range the crashed run asked for.
+    expect(asked).toEqual(["2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z", "2026-01-03T00:00:00Z"]);
   }, 120_000);
 });
