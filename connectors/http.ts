@@ -9,6 +9,8 @@ import { HttpExchange, type HttpConnection, type HttpConnectorOptions } from "./
 import { nextFromBody, nextFromLink, pageRecords, PageTrail } from "./http-paginate.js";
 import { classifyNetworkError, readSnippet, safeUrl } from "./http-client.js";
 import { requestBody } from "./rendered-body.js";
+import { runtimeRefs } from "./http-refs.js";
+import { runTriggers, triggerMethod, triggerRequest } from "./http-triggers.js";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".csv": "text/csv",
@@ -25,8 +27,13 @@ export function contentTypeFor(name: string): string {
   return CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
 }
 
-/** The name an http feed is known by: the URL's last segment when it looks like a file, else `response.json`. */
+/**
+ * The name an http feed is known by: the URL's last segment when it looks like
+ * a file, else `response.json`. An address a trigger's value decides is not
+ * known before the run: `response`, so the format is told by the content.
+ */
 export function feedName(address: string): string {
+  if (runtimeRefs(address).some((r) => r.kind === "trigger")) return "response";
   try {
     const last = decodeURIComponent(new URL(address).pathname.split("/").pop() ?? "");
     if (/^[\w.-]+\.[A-Za-z0-9]{1,5}$/.test(last)) return last;
@@ -46,25 +53,35 @@ async function writeChunk(out: Writable, text: string): Promise<void> {
 /**
  * The http connection: an import downloads one virtual file (following pages
  * into one JSON array when `paginate` is set), an export sends the file, or
- * one request per record with `payload_multi: 0`.
+ * one request per record with `payload_multi: 0`. Its `triggers` run first,
+ * once per connector.
  */
 export class HttpConnector implements ConnectorParts {
   readonly type = "http" as const;
   private readonly ex: HttpExchange;
+  private triggered = false;
 
   constructor(private readonly conn: HttpConnection, private readonly ctx: ConnectorContext, options: HttpConnectorOptions = {}) {
     this.ex = new HttpExchange(conn, ctx, options);
   }
 
   async list(): Promise<RemoteFile[]> {
-    const name = feedName(this.ex.address);
+    const name = feedName(this.ex.rawAddress);
     // A feed answered on request has no upload time: null keeps min_age from holding it back.
-    return [{ name, path: name, size: 0, modified: null, generated: true, ref: safeUrl(this.ex.address) }];
+    return [{ name, path: name, size: 0, modified: null, generated: true, ref: safeUrl(this.ex.rawAddress) }];
+  }
+
+  /** The triggers, before the first final request; their values stay for the connector's later requests. */
+  private async trigger(): Promise<void> {
+    if (this.triggered) return;
+    await runTriggers(this.ex);
+    this.triggered = true;
   }
 
   async download(_file: RemoteFile, localPath: string): Promise<TransferResult> {
     const part = `${localPath}.part`;
     try {
+      await this.trigger();
       await this.ex.withRetry(() => (this.conn.paginate ? this.downloadPages(part) : this.downloadOne(part)));
       await rename(part, localPath);
       return { size: (await stat(localPath)).size };
@@ -128,6 +145,7 @@ export class HttpConnector implements ConnectorParts {
 
   async upload(localPath: string, remoteName: string): Promise<TransferResult> {
     const size = (await stat(localPath)).size;
+    await this.trigger();
     const res = await this.ex.withRetry(() =>
       this.ex.send(() => ({
         method: this.ex.method,
@@ -146,6 +164,7 @@ export class HttpConnector implements ConnectorParts {
 
   async sendRecords(records: readonly unknown[]): Promise<RecordSendResult[]> {
     const results: RecordSendResult[] = [];
+    await this.trigger();
     for (const [index, record] of records.entries()) {
       try {
         const { body, headers } = requestBody(record, this.conn.headers);
@@ -162,15 +181,26 @@ export class HttpConnector implements ConnectorParts {
     return results;
   }
 
+  /**
+   * The connection test sends nothing that changes anything: a GET of the
+   * address (or of the first trigger's, when there are triggers: a later one's
+   * needs values only a run finds), otherwise a HEAD.
+   */
   async test(): Promise<{ ok: true; facts: Record<string, string> }> {
-    const safe = this.ex.method === "GET";
-    const res = await this.ex.withRetry(() => this.ex.send(() => (safe ? this.ex.importRequest() : { method: "HEAD", url: this.ex.address }))).catch((err: unknown) => {
+    const first = this.conn.triggers?.[0];
+    const safe = (first ? triggerMethod(first) : this.ex.method) === "GET";
+    const request = first ? triggerRequest(this.ex, first, "connection.triggers[0]") : undefined;
+    const url = request?.make().url;
+    const probe = () => (url ? { method: safe ? "GET" : "HEAD", url } : safe ? this.ex.importRequest() : { method: "HEAD", url: this.ex.address });
+    // The first trigger's own headers, and not the connection's that need a trigger value (there is none yet).
+    const res = await this.ex.withRetry(() => this.ex.send(probe, request?.own)).catch((err: unknown) => {
       // A HEAD the server does not know still proves the address and the credentials.
       if (!safe && err instanceof ConveyorError && (err.code === "protocol" || err.code === "not_found")) return undefined;
       throw err;
     });
     if (res) await readSnippet(res.body);
-    return { ok: true, facts: { address: safeUrl(this.ex.address), auth: this.ex.auth.kind, ...(res ? { status: String(res.status) } : {}) } };
+    const triggers: Record<string, string> = this.conn.triggers?.length ? { triggers: String(this.conn.triggers.length) } : {};
+    return { ok: true, facts: { address: safeUrl(url ?? this.ex.address), auth: this.ex.auth.kind, ...triggers, ...(res ? { status: String(res.status) } : {}) } };
   }
 
   async close(): Promise<void> {

@@ -32,6 +32,8 @@ export interface SecretFields {
   urls?: readonly string[];
   /** A key holding request parameters: those with a credential-looking name are secret. */
   params?: string;
+  /** Keys holding a list of blocks with secret fields of their own (http `triggers`: each has headers and a payload). */
+  lists?: Readonly<Record<string, SecretFields>>;
 }
 
 export interface KeyFormat {
@@ -68,6 +70,14 @@ export interface ConnectorSpec {
   readonly deferrable?: Readonly<Record<string, "number" | "boolean" | "text">>;
   /** Rules over several keys: what is required, which values are well-formed. */
   rules?(conn: Readonly<Record<string, unknown>>, action: unknown, kit: RuleKit): void;
+  /** What a valid connection does that its author may not mean (`conveyor check` prints it; never refused). */
+  warnings?(conn: Readonly<Record<string, unknown>>, add: Add): void;
+  /**
+   * Names of `{{…}}` placeholders the connector fills at request time (http:
+   * `trigger_value2`, `pointer.since`): parsing and resolution leave them in
+   * the connection's strings as written.
+   */
+  readonly runtimePlaceholders?: RegExp;
   /** Sets the spec's defaults on a connection holding only this type's non-empty keys. */
   defaults?(conn: Record<string, unknown>, action: Direction): void;
   readonly secrets: SecretFields;

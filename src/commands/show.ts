@@ -3,11 +3,13 @@ import { isEncrypted, loadAutomationFile, loadSecretKey, maskAutomation, resolve
 import { maskDeep } from "../secrets.js";
 import { EXIT, runCommand, settingsFrom } from "./context.js";
 import { applyParams, collect } from "./params.js";
+import { pointerLines, shownPointers } from "./show-pointers.js";
 
 /**
  * `conveyor show <file>`: the definition as a run would see it (normalized,
  * parameters and tokens resolved) and as anyone may read it (masked twice: by
- * field with maskAutomation, then by value and key with maskDeep).
+ * field with maskAutomation, then by value and key with maskDeep). An http
+ * import that keeps pointers also shows their current and initial values.
  */
 
 export function register(program: Command): void {
@@ -30,7 +32,9 @@ export function register(program: Command): void {
           shown = resolveAutomation(automation, { runId: "show", now: new Date(), ...(secretKey ? { secretKey } : {}) });
         }
         const safe = maskDeep(maskAutomation(shown));
-        process.stdout.write(json ? `${JSON.stringify(safe)}\n` : `${JSON.stringify(safe, null, 2)}\n`);
+        const pointers = await shownPointers(file, automation, settingsFrom(cmd));
+        if (json) process.stdout.write(`${JSON.stringify(pointers ? { ...safe, pointers: pointers.pointers } : safe)}\n`);
+        else process.stdout.write(`${JSON.stringify(safe, null, 2)}\n${pointers ? pointerLines(pointers) : ""}`);
         return EXIT.ok;
       });
     });

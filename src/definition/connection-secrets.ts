@@ -19,11 +19,18 @@ function stringMap(value: unknown): Array<[string, unknown]> {
   return isRecord(value) ? Object.entries(value) : [];
 }
 
-/** The non-empty secret texts of a connection: its secret fields and credential headers. */
-export function connectionSecretValues(conn: unknown): string[] {
+/** The blocks of each list the spec names (http `triggers`), with the secret fields of a block. */
+function listed(conn: Record<string, unknown>, spec: SecretFields): Array<[Record<string, unknown>, SecretFields]> {
+  return Object.entries(spec.lists ?? {}).flatMap(([key, fields]) => {
+    const list = conn[key];
+    return Array.isArray(list) ? list.filter(isRecord).map((block): [Record<string, unknown>, SecretFields] => [block, fields]) : [];
+  });
+}
+
+/** The non-empty secret texts of a connection: its secret fields and credential headers, its listed blocks' too. */
+export function connectionSecretValues(conn: unknown, spec: SecretFields = fieldsOf(conn)): string[] {
   if (!isRecord(conn)) return [];
-  const spec = fieldsOf(conn);
-  const out: string[] = [];
+  const out: string[] = listed(conn, spec).flatMap(([block, fields]) => connectionSecretValues(block, fields));
   for (const field of spec.fields) {
     const v = valueAt(conn, field);
     if (typeof v === "string" && v !== "") out.push(v);
@@ -32,10 +39,10 @@ export function connectionSecretValues(conn: unknown): string[] {
   return out;
 }
 
-/** Puts `********` over every set secret field and credential header of `conn`, in place. */
-export function maskConnectionFields(conn: unknown): void {
+/** Puts `********` over every set secret field and credential header of `conn` (and of its listed blocks), in place. */
+export function maskConnectionFields(conn: unknown, spec: SecretFields = fieldsOf(conn)): void {
   if (!isRecord(conn)) return;
-  const spec = fieldsOf(conn);
+  for (const [block, fields] of listed(conn, spec)) maskConnectionFields(block, fields);
   for (const field of spec.fields) {
     const path = field.split(".");
     const last = path.pop() ?? "";
@@ -52,12 +59,13 @@ export function maskConnectionFields(conn: unknown): void {
  * fields, credential headers (without their Bearer/Basic scheme), the
  * credentials URLs carry and the secret-looking request parameters.
  */
-export function registerConnectionSecrets(conn: unknown): void {
+export function registerConnectionSecrets(conn: unknown, spec: SecretFields = fieldsOf(conn)): void {
   if (!isRecord(conn)) return;
-  const spec = fieldsOf(conn);
+  for (const [block, fields] of listed(conn, spec)) registerConnectionSecrets(block, fields);
   for (const field of spec.fields) registerSecret(valueAt(conn, field));
   for (const [name, value] of stringMap(spec.headers ? conn[spec.headers] : undefined)) {
-    if (/authorization|token|key|secret/i.test(name) && typeof value === "string") registerSecret(value.replace(/^(Bearer|Basic)\s+/i, ""));
+    // A run-time placeholder left in it (`Bearer {{trigger_value}}`) is no secret itself: the connector registers the value it stands for.
+    if (/authorization|token|key|secret/i.test(name) && typeof value === "string" && !/\{\{/.test(value)) registerSecret(value.replace(/^(Bearer|Basic)\s+/i, ""));
   }
   // URL credentials and secret payload values are known from here on, not only once the http connector opens: a debug file written before is masked too.
   for (const key of spec.urls ?? []) {

@@ -7,7 +7,7 @@ import { findPlaceholders, isRunToken, isWholePlaceholder, RUN_TOKENS } from "./
 import { describeProblem, formatPath, problemsFromZod } from "./problems.js";
 import { isRecord } from "./schema-common.js";
 import { automationSchema } from "./schema.js";
-import { deferrableConnectionKeys } from "./schema-connection.js";
+import { deferrableConnectionKeys, isRuntimePlaceholder } from "./schema-connection.js";
 import type { Automation, DeferredField, Problem } from "./types.js";
 
 /**
@@ -109,10 +109,13 @@ function placeholderProblems(raw: Record<string, unknown>): Problem[] {
   const names = new Set(parameterNames(raw.parameters));
   const problems: Problem[] = [];
   const allowed = `parameters: ${names.size ? [...names].join(", ") : "(none defined)"}; run-time tokens: ${RUN_TOKENS.map((t) => `{{${t}}}`).join(", ")}`;
+  const type = isRecord(raw.connection) ? raw.connection.type : undefined;
   walkStrings(raw, [], (text, path) => {
     for (const ref of findPlaceholders(text, isTwigTemplatePath(path))) {
       if (names.has(ref.name)) continue;
       if (ref.spelling === "brace" && (isRunToken(ref.name) || isRecordTemplatePath(path))) continue;
+      // Filled by the connector at request time; its spec's rules say where they may stand.
+      if (ref.spelling === "brace" && path[0] === "connection" && isRuntimePlaceholder(type, ref.name)) continue;
       problems.push({ path: formatPath(path), message: `${ref.raw} names no parameter${ref.spelling === "brace" ? " and no run-time token" : ""}`, allowed });
     }
   });

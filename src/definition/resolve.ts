@@ -9,18 +9,20 @@ import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
 import { invalidDefinition, isTwigTemplatePath } from "./parse.js";
 import { checkTemplateText } from "../template/compile.js";
-import { RUN_TOKENS, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
+import { RUN_TOKENS, hasPlaceholder, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
 import { definitionPathProblems, unsafePathError } from "./path-rules.js";
 import { formatPath } from "./problems.js";
 import { isRecord } from "./schema-common.js";
 import { resolveDeferredText } from "./deferred-text.js";
+import { isRuntimePlaceholder } from "./schema-connection.js";
 import type { Automation, DeferredField, Problem } from "./types.js";
 
 // Resolution, once per run before anything connects (automations.md):
 // parameters into every string, run-time tokens in the automation's time zone,
 // `{{field}}` record references inside field_run and setValue left for the
-// mapper. Then the checks that placeholders hid at parse time run again on the
-// real values.
+// mapper, and the connector's run-time values (http `{{trigger_value}}`,
+// `{{pointer.since}}`) left for the connector. Then the checks that
+// placeholders hid at parse time run again on the real values.
 
 export interface ResolveContext {
   runId: string;
@@ -108,7 +110,8 @@ function recheck(a: Automation): Problem[] {
   const conn: Record<string, unknown> = { ...a.connection };
   for (const key of connectorSpec(conn.type)?.urlKeys ?? []) {
     const value = conn[key];
-    check(typeof value === "string" ? value : undefined, checkHttpUrl, ["connection", key]);
+    // Still a placeholder after resolution: a run-time value, known only at request time.
+    check(typeof value === "string" && !hasPlaceholder(value) ? value : undefined, checkHttpUrl, ["connection", key]);
   }
   // An after_import given by a parameter is known only now.
   capabilityRules({ ...a }, (path, message) => problems.push({ path: formatPath(path), message: `after resolving parameters: ${message}` }));
@@ -142,6 +145,7 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
       if (value !== undefined) return value;
       if (ref.spelling === "brace" && isRunToken(ref.name)) return tokenValue(ref.name, tokens);
       if (ref.spelling === "brace" && recordRefs) return undefined;
+      if (ref.spelling === "brace" && path[0] === "connection" && isRuntimePlaceholder(a.connection?.type, ref.name)) return undefined;
       const where = unknown.get(ref.raw) ?? [];
       where.push(formatPath(path));
       unknown.set(ref.raw, where);

@@ -33,6 +33,11 @@ function isEmpty(value: unknown): boolean {
   return value === undefined || value === null || value === "";
 }
 
+/** Whether `{{name}}` in a connection of `type` is one its connector fills at request time (http: `trigger_value`, `pointer.since`). */
+export function isRuntimePlaceholder(type: unknown, name: string): boolean {
+  return connectorSpec(type)?.runtimePlaceholders?.test(name) ?? false;
+}
+
 /** The types that read `key`, in registry order. */
 function typesReading(key: string): string[] {
   return connectorSpecs()

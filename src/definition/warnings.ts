@@ -2,6 +2,7 @@ import { isSecretHeader, isSecretParam } from "../secrets.js";
 import { connectorSpecs, connectorSpec } from "../../connectors/index.js";
 import { hasPlaceholder } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
+import { formatPath } from "./problems.js";
 import type { Automation, Problem } from "./types.js";
 
 const CLEAR_HINT = "a placeholder of a parameter marked encrypted, e.g. <<api key>> with {name: \"api key\", encrypted: true}";
@@ -26,12 +27,19 @@ export function clearCredentials(automation: Automation): Problem[] {
     if (url.password && !hasPlaceholder(decodeURIComponent(url.password))) names.unshift("the password before @");
     if (names.length) out.push({ path, message: `carries a credential in clear (${names.join(", ")}): it is stored and listed as written`, allowed: CLEAR_HINT });
   }
-  // The header block is the one the connection type's spec names as holding credentials.
-  const headersKey = connectorSpec(c?.type)?.secrets.headers;
-  const headers: unknown = headersKey ? c?.[headersKey] : undefined;
-  for (const [name, value] of Object.entries(isRecord(headers) ? headers : {})) {
-    if (isSecretHeader(name) && typeof value === "string" && value !== "" && !hasPlaceholder(value)) {
-      out.push({ path: `connection.${headersKey ?? ""}.${name}`, message: "holds a credential in clear: it is stored as written", allowed: CLEAR_HINT });
+  // The header block is the one the connection type's spec names as holding credentials, and so is each listed block's (http triggers).
+  const secrets = connectorSpec(c?.type)?.secrets;
+  const blocks: Array<[unknown, string, string | undefined]> = [[c, "connection", secrets?.headers]];
+  for (const [key, fields] of Object.entries(secrets?.lists ?? {})) {
+    const list: unknown = c?.[key];
+    if (Array.isArray(list)) list.forEach((block: unknown, i) => blocks.push([block, `connection.${key}[${i}]`, fields.headers]));
+  }
+  for (const [block, at, headersKey] of blocks) {
+    const headers: unknown = headersKey && isRecord(block) ? block[headersKey] : undefined;
+    for (const [name, value] of Object.entries(isRecord(headers) ? headers : {})) {
+      if (isSecretHeader(name) && typeof value === "string" && value !== "" && !hasPlaceholder(value)) {
+        out.push({ path: `${at}.${headersKey ?? ""}.${name}`, message: "holds a credential in clear: it is stored as written", allowed: CLEAR_HINT });
+      }
     }
   }
   return out;
@@ -58,6 +66,9 @@ export function definitionWarnings(automation: Automation): Problem[] {
       allowed: `a connection of type ${typeList()}`,
     });
   }
+  // The connection type's own: an http trigger whose value nothing uses.
+  const conn: Record<string, unknown> | undefined = automation.connection ? { ...automation.connection } : undefined;
+  if (conn) connectorSpec(conn.type)?.warnings?.(conn, (path, message, allowed) => warnings.push({ path: formatPath(path), message, ...(allowed ? { allowed } : {}) }));
   if (automation.action === "export" && automation.type === "orders") {
     for (const [i, config] of automation.file_configs.entries()) {
       if ((config.search ?? "").trim() !== "") continue;

@@ -8,11 +8,12 @@
  * * `after-send`: a bulk file (order body) is on its way, its result unread.
  * * `after-result`: a bulk file's (order body's) result was read and recorded.
  * * `after-apply`: every file of a pass was applied, nothing committed yet.
+ * * `before-pointers`: the run has committed its snapshot and ledger; its pointers are not stored yet.
  *
  * @module
  */
 
-export type FaultPoint = "after-send" | "after-result" | "after-apply";
+export type FaultPoint = "after-send" | "after-result" | "after-apply" | "before-pointers";
 
 export function faultPoint(point: FaultPoint, n?: number): void {
   const wanted = process.env.CONVEYOR_FAULT;

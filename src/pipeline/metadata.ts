@@ -43,7 +43,10 @@ export async function metadataStore(store: StateStore, automation: string, secre
     get: (key) => current[key],
     set: async (key, value) => {
       current[key] = value;
-      await save();
+      // Only this key, over the stored metadata as it is now: a pointer the API reset during the run is not put back.
+      const fresh = await store.getMetadata(automation);
+      const written = secretKey ? sealed({ [key]: value }, secretKey)[key] : value;
+      await store.setMetadata(automation, { ...fresh, [key]: written });
     },
   };
 }

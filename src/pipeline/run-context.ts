@@ -38,4 +38,6 @@ export interface PassOutcome {
   nothing: boolean;
   /** The error that stopped applying, when some records could not be sent at all. */
   applyError: ConveyorError | null;
+  /** What the run keeps once it commits (an import's pointers): run.ts calls it for a live run that ends `success` or `partial`. */
+  commit?: () => Promise<void>;
 }

@@ -61,6 +61,8 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
       result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     }
     outcome = decideOutcome(result, recorder.record);
+    // A partial run committed its snapshot and ledger (runs.md, step 9): what it read counts as read.
+    if (options.mode === "prod" && (outcome === "success" || outcome === "partial")) await result.commit?.();
   } catch (raw) {
     error = toConveyorError(raw);
     outcome = error.code === "canceled" || options.signal?.aborted ? "canceled" : "failed";

@@ -32,7 +32,7 @@ function zipEntries(file: string): Promise<string[]> {
 }
 
 describe("samples", () => {
-  it("has the ten kinds of the issue", () => {
+  it("has the kinds of the issues", () => {
     expect(definitions).toEqual([
       "catalogue-zip-ftp.json",
       "fitment-export-storage.json",
@@ -41,6 +41,7 @@ describe("samples", () => {
       "order-export-sftp.json",
       "price-list-xlsx-storage.json",
       "product-export-ftp.json",
+      "report-job-http.json",
       "supplier-stock-sftp.json",
       "tracking-email.json",
       "xml-feed-http.json",
@@ -66,8 +67,12 @@ describe("samples", () => {
         continue;
       }
       expect(a.active, `${file} would fail on a fresh machine`).toBe(false);
-      expect(String(a.connection?.address), `${file} address`).toMatch(/^<<.+>>$/);
-      const credential = a.connection?.password ?? a.connection?.headers?.Authorization;
+      // An address a trigger finds (a report's download link) comes from a host the triggers name.
+      const triggers = a.connection?.triggers ?? [];
+      if (triggers.length > 0 && String(a.connection?.address).startsWith("{{trigger_value")) expect(String(a.connection?.address), file).toBe("{{trigger_value}}");
+      else expect(String(a.connection?.address), `${file} address`).toMatch(/^<<.+>>$/);
+      for (const t of triggers) expect(t.address, `${file} trigger address`).toMatch(/^<<[^<>]+>>\//);
+      const credential = a.connection?.password ?? a.connection?.headers?.Authorization ?? a.connection?.oauth?.client_secret;
       expect(credential, `${file} credential`).toMatch(/<<.+>>/);
       expect(a.parameters.some((p) => p.name.includes(" ")), file).toBe(true);
     }

@@ -5,6 +5,7 @@ import type { AutomationKind, StoredAutomation } from "../definitions-store.js";
 import { accountOf, type ApiContext } from "./context.js";
 import { LISTING_PARAMS, listing, mutation, pathId, rejectUnknown } from "./query.js";
 import { queueRun, type RunHolds } from "./run-request.js";
+import { currentPointers } from "./pointer-patch.js";
 import { customFetched, customListed, installedShape, statusShape } from "./shapes.js";
 
 type Json = Record<string, unknown>;
@@ -52,7 +53,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
   app.get(`/v3/automations/${kind}`, async (request) => {
     const q = rejectUnknown(request, LISTING_PARAMS);
     const account = accountOf(request);
-    const items = listEffective(ctx, account, await ctx.definitions.list(account, kind), q).map(kind === "custom" ? customListed : installedShape);
+    const effective = listEffective(ctx, account, await ctx.definitions.list(account, kind), q);
+    const items = kind === "custom" ? await Promise.all(effective.map(async (e) => customListed(e, await currentPointers(ctx.store, String(e.stored.id), e.automation)))) : effective.map(installedShape);
     return listing("automations", items, q, SORTABLE, ctx.now());
   });
 
@@ -61,7 +63,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
     const stored = await ctx.definitions.own(accountOf(request), kind, pathId(request));
     const e = ctx.definitions.effective(stored);
     const status = await ctx.store.status(String(stored.id));
-    return { automation: kind === "custom" ? customFetched(e) : installedShape(e), status: statusShape(status, kind), timestamp: ctx.now().toISOString() };
+    const automation = kind === "custom" ? customFetched(e, await currentPointers(ctx.store, String(stored.id), e.automation)) : installedShape(e);
+    return { automation, status: statusShape(status, kind), timestamp: ctx.now().toISOString() };
   });
 
   app.delete(base, async (request) => {

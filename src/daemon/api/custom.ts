@@ -1,6 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { registerAutomationRoutes } from "./automation-routes.js";
+import { pointerRulesOf } from "../../pointers/index.js";
+import { isRecord } from "../../schema-kit.js";
 import { accountOf, type ApiContext } from "./context.js";
+import { applyPointerPatch, checkPointerNames, splitPointerPatch } from "./pointer-patch.js";
 import { mutation, pathId } from "./query.js";
 
 /** Custom automations (part 4.2): create, partial update, and the shared routes (the listing among them). */
@@ -13,7 +16,15 @@ export function registerCustom(app: FastifyInstance, ctx: ApiContext): void {
 
   app.patch("/v3/automations/custom/:id", async (request) => {
     const id = pathId(request);
-    await ctx.definitions.patchCustom(accountOf(request), id, request.body);
+    const account = accountOf(request);
+    // metadata.pointers goes to the state store, where runs read pointers; the rest patches the definition.
+    const { rest, pointers } = splitPointerPatch(request.body);
+    if (pointers) {
+      const e = ctx.definitions.effective(await ctx.definitions.own(account, "custom", id));
+      checkPointerNames(pointers, { ...pointerRulesOf(e.automation.connection), ...pointerRulesOf(isRecord(rest.connection) ? rest.connection : undefined) });
+    }
+    if (!pointers || Object.keys(rest).length > 0) await ctx.definitions.patchCustom(account, id, pointers ? rest : request.body);
+    if (pointers) await applyPointerPatch(ctx.store, String(id), pointers);
     ctx.logger.info({ event: "automation_updated", automation: id }, "custom automation updated");
     return mutation(String(id), 2, `custom automation ${id} updated`);
   });

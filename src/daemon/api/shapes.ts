@@ -4,6 +4,7 @@ import type { AutomationStatus } from "../../state/index.js";
 import type { PublishedAutomation } from "../catalogue.js";
 import { connectionFiller, parameterList, truthyFlag } from "../definition-body.js";
 import type { Effective } from "../definitions.js";
+import { withPointers } from "./pointer-patch.js";
 
 /**
  * The automation shapes of seed v3 part 2.2, built from the stored raw
@@ -59,7 +60,8 @@ function fileConfigs(raw: Json): unknown {
   return maskEncrypted(maskDeep(Array.isArray(raw.file_configs) ? raw.file_configs : []));
 }
 
-export function customListed(e: Effective): Json {
+/** `pointers`: the automation's current pointers (pointer-patch.ts), shown in `metadata`. */
+export function customListed(e: Effective, pointers: Record<string, string> | null = null): Json {
   const raw = e.raw;
   return {
     ...common(e),
@@ -68,15 +70,17 @@ export function customListed(e: Effective): Json {
     created: e.stored.created,
     id: String(e.stored.id),
     last_modified: e.stored.lastModified,
-    metadata: e.automation.metadata === null ? null : maskDeep(e.automation.metadata),
+    metadata: maskDeep(withPointers(e.automation.metadata, pointers)),
     shared: false,
     shared_id: null,
   };
 }
 
-export function customFetched(e: Effective): Json {
+/** The seed's fetched shape; an automation that keeps pointers also shows them, in `metadata` as the listing does. */
+export function customFetched(e: Effective, pointers: Record<string, string> | null = null): Json {
   const { action, active, name, schedule, slug, type, user_id, vendor } = common(e);
-  return { action, active, connection: e.automation.connection?.type ?? "", file_configs: fileConfigs(e.raw), id: String(e.stored.id), name, schedule, slug, type, user_id, vendor };
+  const shown = { action, active, connection: e.automation.connection?.type ?? "", file_configs: fileConfigs(e.raw), id: String(e.stored.id), name, schedule, slug, type, user_id, vendor };
+  return pointers === null ? shown : { ...shown, metadata: maskDeep(withPointers(e.automation.metadata, pointers)) };
 }
 
 /** Installed parameters: `encrypted` as a number, hidden ones left out, secret values masked. */

@@ -108,6 +108,7 @@ async function readOrders(input: PassInput, counts: RunCounts): Promise<ReadOrde
     config: input.config,
     files,
     debug: input.debug,
+    ...(input.pointers ? { pointers: input.pointers } : {}),
     sink: {
       record: async (identifier, line, values, ignored) => {
         const problem = grouper.add(identifier, values, ignored, line);

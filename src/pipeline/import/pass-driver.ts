@@ -19,6 +19,7 @@ import type { FetchedFile } from "./fetch.js";
 import type { GuardTrip } from "../run-context.js";
 import { checkGuards, type GuardInput } from "./guards.js";
 import { notPlannedLog, type LogWriter } from "../logs.js";
+import type { PointerTally } from "./pointer-tally.js";
 
 export type PassStage = "read" | "scope" | "plan" | "apply" | "commit";
 
@@ -43,6 +44,8 @@ export interface PassInput {
   signal?: AbortSignal;
   /** Told what reaches the service, file by file (the run record). */
   journal?: ApplyJournal;
+  /** The run's pointer candidates, offered each record the pass reads. */
+  pointers?: PointerTally;
   /** `files`: bulk files sent and in all, during apply. */
   onStage?: (stage: PassStage, rows: number, files?: { done: number; total: number }) => void;
 }

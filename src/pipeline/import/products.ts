@@ -114,6 +114,7 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
     config,
     files,
     debug: input.debug,
+    ...(input.pointers ? { pointers: input.pointers } : {}),
     beforeRows: async (mapper) => {
       if (current.planner) {
         // The next file's rows are planned with its own mapper.

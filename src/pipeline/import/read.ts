@@ -5,6 +5,7 @@ import { openReader, widthProblem, type ReadOptions, type SourceRow } from "../.
 import { createImportMapper, type ImportMapper } from "../../mapping/index.js";
 import type { DebugFiles } from "../debug-files.js";
 import type { FetchedFile } from "./fetch.js";
+import type { PointerTally } from "./pointer-tally.js";
 
 /**
  * Steps 3 and 4 of an import: read each downloaded file as a stream of rows,
@@ -59,6 +60,8 @@ export interface ReadInput {
   now: () => Date;
   signal?: AbortSignal;
   onRows?: (rows: number) => void;
+  /** Offered every record read, mapped or not: the first read of a pass only, never a second read of the same files. */
+  pointers?: PointerTally;
 }
 
 /**
@@ -104,11 +107,14 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
         rowProblem: (row, cols) => widthProblem(cols ?? columns, row),
       });
       const fields = mapper.fields;
+      const observe = input.pointers?.bind(mapper.header, file.remote.name) ?? null;
       if (input.beforeRows) await input.beforeRows(mapper);
       // A batch at a time: the rows of a batch go through without an await each.
       for await (const batch of reader.batches(input.signal)) {
         for (const row of batch) {
           counts.rows++;
+          // Rows in error and skipped rows count too: they were read, and the run record lists them.
+          observe?.(row);
           const result = mapper.map(row, row.line);
           if (result.ok) {
             // Awaited only when there is something to wait for: a million rows, two microtasks each otherwise.

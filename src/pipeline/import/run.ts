@@ -2,12 +2,15 @@
  * An import run (runs.md): fetch each file config's files, then one pass per
  * file config. After a live pass applied its files without a fatal error,
  * they go into the ledger and get `after_import` (the pass driver sees to it).
+ * The pointers the passes read are stored only when every pass that applied
+ * its files put them in the ledger: then the run has committed what it read.
  *
  * @module
  */
 
 import path from "node:path";
 import type { ConveyorError } from "../../errors.js";
+import { pointerRulesOf, readPointers } from "../../pointers/index.js";
 import type { RunFile } from "../../state/index.js";
 import { ledgerKey } from "./fetch.js";
 import { openBulkFilePass } from "./bulk.js";
@@ -16,6 +19,7 @@ import { openProductPass } from "./products.js";
 import { openImportSource } from "./source.js";
 import { LogWriter } from "../logs.js";
 import { runPass } from "./pass-driver.js";
+import { commitPointers, PointerTally } from "./pointer-tally.js";
 import type { PassOutcome, RunContext } from "../run-context.js";
 
 export async function runImport(ctx: RunContext): Promise<PassOutcome> {
@@ -25,6 +29,10 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   const logs = new LogWriter(ctx.env.store, { runId: recorder.record.id, account: ctx.env.account, integration: ctx.env.settings.integration, operation: "import", type: automation.type === "orders" ? "order" : "item" });
   let foundAny = false;
   let applyError: ConveyorError | null = null;
+  const rules = pointerRulesOf(automation.connection);
+  const pointers = new PointerTally(rules);
+  // A pass that applied files it could not ledger holds the pointers back: the next run must read those records again.
+  let held = false;
   // The files' hashes, computed while the passes read them: the record has them all before the run ends.
   const hashes: Array<Promise<unknown>> = [];
   const downloads: Array<Promise<unknown>> = [];
@@ -47,6 +55,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
       // The pass sees the error; a pass that fails before it awaits the files must not leave it unhandled.
       downloads.push(files.catch(() => undefined));
       const open = config.bulk_file ? openBulkFilePass : automation.type === "orders" ? openOrderPass : openProductPass;
+      let ledgered = false;
       const pass = await runPass({
         input: {
           automation,
@@ -66,13 +75,18 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
           now: ctx.now,
           signal: options.signal,
           journal: recorder,
+          ...(pointers.empty ? {} : { pointers }),
           onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
         },
         counts: recorder.counts,
         underWay: (pass) => recorder.passUnderWay(pass),
         open,
-        ledger: (fetched) => source.finish(config, index, fetched),
+        ledger: async (fetched) => {
+          await source.finish(config, index, fetched);
+          ledgered = true;
+        },
       });
+      if (pass.apply && !ledgered) held = true;
       if (pass.guard) return { guard: pass.guard, nothing: false, applyError: null };
       if (pass.apply?.error) {
         applyError = pass.apply.error;
@@ -86,5 +100,10 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
     await logs.flush();
     await source.close();
   }
-  return { guard: null, nothing: !foundAny, applyError };
+  // A debug run stores nothing, but shows what its records would set the pointers to.
+  if (!live && !pointers.empty) await ctx.debug.addJson("pointers.json", { stored: await readPointers(ctx.env.store, options.key), read: pointers.values() });
+  // Records of `conveyor run --file` are not the connection's: they say nothing of where its feed stands.
+  const commits = live && !held && !pointers.empty && (options.localFiles ?? []).length === 0;
+  const commit = commits ? () => commitPointers(ctx.env.store, options.key, rules, pointers.values()) : undefined;
+  return { guard: null, nothing: !foundAny, applyError, ...(commit ? { commit } : {}) };
 }
