@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSmtpPools } from "../../../connectors/smtp-pool.js";
 import type { Order } from "../../../src/service/index.js";
 import { FeedServer } from "../../helpers/http-feed-server.js";
+import { loadSample } from "../../samples/sample-env.js";
 import { automation, createOrders, debugSource, listing, openExportEnv, putProducts, run, type ExportEnv } from "./export-env.js";
 
 /**
@@ -193,5 +194,24 @@ describe("template exports", () => {
     const mail = await simpleParser(mails[mails.length - 1] ?? Buffer.alloc(0));
     expect(mail.attachments).toHaveLength(0);
     expect(mail.text).toBe(`Stock today:\n${PRODUCTS.map((p) => `- ${p.sku}: ${p.price}\n`).join("")}`);
+  });
+
+  // Last: its products would join the other tests' selections.
+  it("samples/shopping-feed-storage.json: the active products as RSS items, parsed back", async () => {
+    putProducts(env, [
+      { guid: "bn-1", sku: "0001", title: `Hose clamp 1/2" & <more>`, brand: "Bolt & Nut", price: "5.9", stock: "12", upc: "0123456789012", status: "Active" },
+      { guid: "bn-2", sku: "0002", title: "Drill", brand: "Bolt & Nut", price: "99", stock: "0", status: "Active" },
+      { guid: "bn-3", sku: "0003", title: "Old drill", brand: "Bolt & Nut", price: "9", stock: "1", status: "Ended" },
+    ]);
+    const r = await run(env, await loadSample("shopping-feed-storage.json"));
+    expect(r.error).toBeNull();
+    expect(r.counts).toMatchObject({ rows: 2, create: 2 });
+    const doc = parseXml(await readFile(path.join(env.storageRoot, "exports", "shopping", "shopping-feed.xml"), "utf8"));
+    expect(doc.getElementsByTagName("title")[0]?.textContent).toBe("Bolt & Nut Hardware");
+    const items = Array.from(doc.getElementsByTagName("item")).map((i) => Object.fromEntries(Array.from(i.childNodes).filter((n) => n.nodeType === 1).map((n) => [n.nodeName, n.textContent])));
+    expect(items).toEqual([
+      { "g:id": "0001", title: `Hose clamp 1/2" & <more>`, link: "https://shop.example.com/p/0001", "g:brand": "Bolt & Nut", "g:price": "5.90 EUR", "g:availability": "in_stock", "g:gtin": "0123456789012" },
+      { "g:id": "0002", title: "Drill", link: "https://shop.example.com/p/0002", "g:brand": "Bolt & Nut", "g:price": "99.00 EUR", "g:availability": "out_of_stock" },
+    ]);
   });
 });
