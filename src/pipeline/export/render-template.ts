@@ -43,7 +43,7 @@ export class TemplateRenderer implements PassRenderer {
   private inflight: Promise<void>[] = [];
 
   private constructor(
-    private readonly renderer: TemplateProcess,
+    private readonly proc: TemplateProcess,
     private readonly out: WriteStream,
     private readonly columns: readonly string[],
     private readonly multi: boolean,
@@ -54,9 +54,9 @@ export class TemplateRenderer implements PassRenderer {
 
   static async open(dir: string, name: string, config: FileConfig, columns: readonly string[], ctx: TemplateContext): Promise<TemplateRenderer> {
     const source = config.template ?? "";
-    const renderer = await TemplateProcess.start({ source, field: ctx.field, multi: config.payload_multi, timezone: ctx.timezone, now: ctx.now, params: ctx.params, ...(ctx.limits ? { limits: ctx.limits } : {}) });
+    const proc = await TemplateProcess.start({ source, field: ctx.field, multi: config.payload_multi, timezone: ctx.timezone, now: ctx.now, params: ctx.params, ...(ctx.limits ? { limits: ctx.limits } : {}) });
     const localPath = path.join(dir, path.basename(name));
-    return new TemplateRenderer(renderer, createWriteStream(localPath), columns, config.payload_multi, name, localPath, config);
+    return new TemplateRenderer(proc, createWriteStream(localPath), columns, config.payload_multi, name, localPath, config);
   }
 
   recordOf(values: readonly string[]): Record<string, string> {
@@ -74,7 +74,7 @@ export class TemplateRenderer implements PassRenderer {
   private async head(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    if (this.renderer.streamed) for (const text of await this.renderer.request({ op: "head" })) await this.emit(text);
+    if (this.proc.streamed) for (const text of await this.proc.request({ op: "head" })) await this.emit(text);
   }
 
   /**
@@ -86,7 +86,7 @@ export class TemplateRenderer implements PassRenderer {
     const first = this.rows - this.held.length - records.length;
     const previous = this.inflight[this.inflight.length - 1] ?? Promise.resolve();
     const next = previous.then(async () => {
-      const [text = ""] = await this.renderer.request({ op: "body", records, first, last });
+      const [text = ""] = await this.proc.request({ op: "body", records, first, last });
       await this.emit(text);
     });
     // Handled here so a failure waits, unreported, for the next await of it instead of crashing the process.
@@ -105,7 +105,7 @@ export class TemplateRenderer implements PassRenderer {
     if (!this.multi) {
       const texts: string[] = [];
       for (let i = 0; i < items.length; i += BODY_BATCH) {
-        const rendered = await this.renderer.request({ op: "each", records: items.slice(i, i + BODY_BATCH).map((item) => item.data) });
+        const rendered = await this.proc.request({ op: "each", records: items.slice(i, i + BODY_BATCH).map((item) => item.data) });
         for (const text of rendered) {
           await this.emit(text);
           texts.push(text);
@@ -114,11 +114,11 @@ export class TemplateRenderer implements PassRenderer {
       return texts;
     }
     for (const item of items) this.held.push(item.data);
-    if (!this.renderer.streamed) {
-      const limit = this.renderer.limits.inMemoryRecords;
+    if (!this.proc.streamed) {
+      const limit = this.proc.limits.inMemoryRecords;
       if (this.held.length > limit) {
-        throw new ConveyorError("template", `${this.renderer.field}: the template renders data as one list, which holds at most ${limit} records; this export has more`, {
-          details: { field: this.renderer.field, limit },
+        throw new ConveyorError("template", `${this.proc.field}: the template renders data as one list, which holds at most ${limit} records; this export has more`, {
+          details: { field: this.proc.field, limit },
           hint: "Write the records' part as a top-level loop, {% for r in data %}…{% endfor %}, and the template is rendered record by record, for any number of them.",
         });
       }
@@ -134,18 +134,18 @@ export class TemplateRenderer implements PassRenderer {
 
   async close(): Promise<RenderedFile> {
     await this.head();
-    if (this.multi && this.renderer.streamed) {
+    if (this.multi && this.proc.streamed) {
       const rest = this.held;
       this.held = [];
       if (rest.length > 0) await this.body(rest, true);
       await this.drain();
-      for (const text of await this.renderer.request({ op: "tail" })) await this.emit(text);
+      for (const text of await this.proc.request({ op: "tail" })) await this.emit(text);
     } else if (this.multi) {
-      for (const text of await this.renderer.request({ op: "whole", data: this.held })) await this.emit(text);
+      for (const text of await this.proc.request({ op: "whole", data: this.held })) await this.emit(text);
       this.held = [];
     }
     this.closed = true;
-    await this.renderer.close();
+    await this.proc.close();
     this.out.end();
     if (!this.out.closed) await once(this.out, "close");
     return { name: this.name, format: exportFormat(this.config, this.name), localPath: this.localPath, rows: this.rows, bytes: this.bytes };
@@ -154,7 +154,7 @@ export class TemplateRenderer implements PassRenderer {
   async abort(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.renderer.close();
+    await this.proc.close();
     this.out.destroy();
   }
 }
