@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", ".conveyor/", "samples/", "bench/out/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", ".conveyor/", "bench/out/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -13,6 +13,12 @@ export interface BoundFieldMap<Row> {
    * column or the match is ambiguous.
    */
   column(name: string): RowGetter<Row> | null;
+  /**
+   * A getter for a value named the way a `field_map` value names one (pointers
+   * use it): a column as `column` finds it, else an expression the reader
+   * evaluates (JSONPath, XPath). Null when neither reads anything.
+   */
+  value(ref: string): RowGetter<Row> | null;
 }
 
 /** At most this many column names are listed in an error; a 400-column feed would bury the message. */
@@ -133,6 +139,11 @@ export async function bindFieldMap<Row>(fieldMap: Readonly<Record<string, FieldR
       if (columns === null) return source.accessor(name);
       const found = resolveColumn(name, columns);
       return "column" in found ? source.accessor(found.column) : null;
+    },
+    value(ref: string): RowGetter<Row> | null {
+      const found = columns === null ? { column: ref } : resolveColumn(ref, columns);
+      if ("ambiguous" in found) return null;
+      return source.accessor("column" in found ? found.column : ref);
     },
   };
 }

@@ -58,7 +58,7 @@ describe("pointer candidates", () => {
 
   it("keep the largest or the last non-blank value offered", () => {
     const tally = new PointerTally({ top: { from: "v", keep: "max" }, last: { from: "v", keep: "last" } });
-    const header: BoundFieldMap<SourceRow> = { fields: [], getters: [], columns: ["v"], column: (name) => (name === "v" ? (row) => String(row.raw) : null) };
+    const header: BoundFieldMap<SourceRow> = { fields: [], getters: [], columns: ["v"], column: (name) => (name === "v" ? (row) => String(row.raw) : null), value: (ref) => (ref === "v" ? (row) => String(row.raw) : null) };
     const observe = tally.bind(header, "feed.json");
     for (const v of ["9", "12", " ", "10"]) observe?.({ line: 1, raw: v });
     expect(tally.values()).toEqual({ top: "12", last: "10" });
@@ -66,7 +66,7 @@ describe("pointer candidates", () => {
 
   it("fail on a column the file does not have, naming the pointer", () => {
     const tally = new PointerTally({ since: { from: "changed", keep: "max" } });
-    const header: BoundFieldMap<SourceRow> = { fields: [], getters: [], columns: ["updated"], column: () => null };
+    const header: BoundFieldMap<SourceRow> = { fields: [], getters: [], columns: ["updated"], column: () => null, value: () => null };
     expect(() => tally.bind(header, "feed.csv")).toThrow(/connection\.pointers\.since\.from: feed\.csv has no column "changed"/);
   });
 });

@@ -44,6 +44,7 @@ describe("samples", () => {
       "report-job-http.json",
       "shopping-feed-storage.json",
       "supplier-stock-sftp.json",
+      "tracking-api-http.json",
       "tracking-email.json",
       "xml-feed-http.json",
     ]);
@@ -71,7 +72,8 @@ describe("samples", () => {
       // An address a trigger finds (a report's download link) comes from a host the triggers name.
       const triggers = a.connection?.triggers ?? [];
       if (triggers.length > 0 && String(a.connection?.address).startsWith("{{trigger_value")) expect(String(a.connection?.address), file).toBe("{{trigger_value}}");
-      else expect(String(a.connection?.address), `${file} address`).toMatch(/^<<.+>>$/);
+      // The host is a parameter: a whole address, or a base URL with the API's own path after it.
+      else expect(String(a.connection?.address), `${file} address`).toMatch(/^<<[^<>]+>>(\/[\w/.-]*)?$/);
       for (const t of triggers) expect(t.address, `${file} trigger address`).toMatch(/^<<[^<>]+>>\//);
       const credential = a.connection?.password ?? a.connection?.headers?.Authorization ?? a.connection?.oauth?.client_secret;
       expect(credential, `${file} credential`).toMatch(/<<.+>>/);

@@ -53,7 +53,8 @@ export async function chooseFiles(options: ChooseOptions): Promise<SelectResult 
   const processed = new Set<string>();
   const listed = await connector.list();
   if (config.select === "new") {
-    for (const file of listed) if (await store.ledgerHas(options.ledger, ledgerEntry(file))) processed.add(file.path);
+    // An answer made on request (http) is new every time: its name and size say nothing of what it holds.
+    for (const file of listed) if (file.generated !== true && (await store.ledgerHas(options.ledger, ledgerEntry(file)))) processed.add(file.path);
   }
   const result = selectFiles({
     files: listed,

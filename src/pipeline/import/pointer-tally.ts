@@ -42,7 +42,7 @@ export class PointerTally {
     if (this.empty) return null;
     const getters: Array<[string, Getter]> = [];
     for (const [name, rule] of Object.entries(this.rules)) {
-      const getter = header.column(rule.from);
+      const getter = header.value(rule.from);
       if (getter === null) {
         throw new ConveyorError("header_mismatch", `connection.pointers.${name}.from: ${file} has no column ${JSON.stringify(rule.from)}`, {
           details: { field: `connection.pointers.${name}.from`, available: header.columns ?? null },
