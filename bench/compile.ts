@@ -12,10 +12,10 @@ import { fileURLToPath } from "node:url";
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const BUILD_DIR = path.join(BENCH_DIR, "out", "build");
 
-/** The entry modules of worker threads (`*-thread.ts`): nothing imports them, a thread loads them by name. */
+/** The entry modules of worker threads (`*-thread.ts`) and child processes (`*-process.ts`): nothing imports them, they are loaded by name. */
 async function threadEntries(root: string): Promise<string[]> {
   const names = await readdir(path.join(root, "src"), { recursive: true });
-  return names.filter((n) => n.endsWith("-thread.ts")).map((n) => path.join(root, "src", n));
+  return names.filter((n) => n.endsWith("-thread.ts") || n.endsWith("-process.ts")).map((n) => path.join(root, "src", n));
 }
 
 /** Compiles `bench/<name>.ts`, what it imports and the thread entries; returns the compiled script. tsc emits despite type errors elsewhere. */

@@ -3,9 +3,13 @@
  * service to CSV on a local storage connection, as `conveyor run` does: bulk
  * export, mapping (with a value_map and a service action), rendering, atomic
  * upload into storage, snapshot commit. Compared in the same run with writing
- * the same rows with the bare CSV writer. Each measurement runs in its own
- * process, so its peak RSS is its own (the export's includes the in-process
- * embedded service, as in the daemon).
+ * the same rows with the bare CSV writer. The template phase exports the same
+ * rows as XML twice: through the built-in XML writer and through a Twig
+ * template of the same shape (rendered in its own process, record batches
+ * streamed through the template's top-level loop). Each measurement runs in
+ * its own process, so its peak RSS is its own (the export's includes the
+ * in-process embedded service, as in the daemon; the template's render
+ * process is measured apart).
  *
  *   npm run bench:export            (ROWS=200000 npm run bench:export for a quicker look)
  */
@@ -58,7 +62,25 @@ async function seed(dataDir: string): Promise<void> {
   process.stdout.write(JSON.stringify({ rows: ROWS }));
 }
 
-async function exportRun(dir: string): Promise<void> {
+/** The built-in XML writer's shape (`<records><record><id>…`), written as a template. */
+const XML_TEMPLATE = `<?xml version="1.0" encoding="UTF-8"?>
+<records>
+{% for p in data %}
+  <record>${Object.values(FIELD_MAP).map((c) => `<${c}>{{ p.${c}|e('xml') }}</${c}>`).join("")}</record>
+{% endfor %}
+</records>
+`;
+
+type Variant = "csv" | "xml" | "template";
+
+function fileConfig(variant: Variant): Record<string, unknown> {
+  const common = { field_map: FIELD_MAP, value_map: { condition: { New: "new_new" } }, service_actions: [{ search: "stock:>30", setValue: { stock: 30 } }] };
+  if (variant === "csv") return { name: "catalogue.csv", ...common };
+  if (variant === "xml") return { name: "catalogue.xml", ...common };
+  return { name: "catalogue.xml", template: XML_TEMPLATE, ...common };
+}
+
+async function exportRun(dir: string, variant: Variant): Promise<void> {
   tuneHeap();
   const timer = sample();
   const settings = loadSettings({ cwd: dir, env: { CONVEYOR_DATA_DIR: path.join(dir, "data"), CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000", CONVEYOR_LOG_LEVEL: "silent" } });
@@ -70,14 +92,14 @@ async function exportRun(dir: string): Promise<void> {
     type: "products",
     action: "export",
     connection: { type: "sdsftp", path: "bench" },
-    file_configs: [{ name: "catalogue.csv", field_map: FIELD_MAP, value_map: { condition: { New: "new_new" } }, service_actions: [{ search: "stock:>30", setValue: { stock: 30 } }] }],
+    file_configs: [fileConfig(variant)],
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   const started = performance.now();
   const run = await runAutomation(worker.env, { key: "bench", automation: parsed.automation, mode: "prod", trigger: "manual", diff: false, force: false, notify: false, email: null });
   const seconds = (performance.now() - started) / 1000;
   clearInterval(timer);
-  const file = path.join(settings.storage, worker.env.account, "bench", "catalogue.csv");
+  const file = path.join(settings.storage, worker.env.account, "bench", variant === "csv" ? "catalogue.csv" : "catalogue.xml");
   const size = (await stat(file)).size;
   await worker.close();
   if (run.outcome !== "success" || run.counts.create !== ROWS) throw new Error(`export ended ${run.outcome}: ${JSON.stringify(run.error ?? run.counts)}`);
@@ -123,7 +145,9 @@ async function main(): Promise<void> {
   const [flag, mode, childDir] = process.argv.slice(2);
   if (flag === "--child" && childDir) {
     if (mode === "seed") return seed(path.join(childDir, "data"));
-    if (mode === "export") return exportRun(childDir);
+    if (mode === "export") return exportRun(childDir, "csv");
+    if (mode === "export-xml") return exportRun(childDir, "xml");
+    if (mode === "export-template") return exportRun(childDir, "template");
     return bare(childDir);
   }
   script = await compileBench("export");
@@ -141,7 +165,12 @@ async function main(): Promise<void> {
     const ok = exp.peakMb < 300;
     console.log(`export / bare: ${((exp.rows / exp.seconds) / (raw.rows / raw.seconds)).toFixed(2)}`);
     console.log(`${ok ? "ok  " : "FAIL"} export peak RSS ${exp.peakMb.toFixed(0)} MB (target < 300)`);
-    await writeFile(path.join(path.dirname(script), "..", "..", "export.json"), `${JSON.stringify({ rows: ROWS, export: exp, bare: raw, ok }, null, 2)}\n`);
+    const xml = await child("export-xml", dir);
+    const template = await child("export-template", dir);
+    console.log(line("export run, built-in XML writer:       ", xml));
+    console.log(line("export run, XML through a template:    ", template));
+    console.log(`template / built-in XML: ${((template.rows / template.seconds) / (xml.rows / xml.seconds)).toFixed(2)} (the render process's own RSS is not in the peak)`);
+    await writeFile(path.join(path.dirname(script), "..", "..", "export.json"), `${JSON.stringify({ rows: ROWS, export: exp, bare: raw, xml, template, ok }, null, 2)}\n`);
     if (!ok) process.exitCode = 1;
   } finally {
     await removeBenchBuild();

@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { ConveyorError } from "../src/errors.js";
 import { CONNECT_RETRY, withRetry } from "../src/retry.js";
 import { ImapMailbox } from "./email-imap.js";
@@ -85,9 +85,10 @@ export class EmailConnector implements ConnectorParts {
             to,
             // automations.md: subject and body default to the automation's name and the run's summary.
             subject: this.conn.subject ?? about?.title ?? remoteName,
-            text: this.conn.body ?? about?.summary ?? remoteName,
             // Streamed from the file by nodemailer, never read whole.
-            attachments: [{ filename: remoteName, path: localPath }],
+            ...(about?.asBody
+              ? { [(await startsWithTag(localPath)) ? "html" : "text"]: { path: localPath } }
+              : { text: this.conn.body ?? about?.summary ?? remoteName, attachments: [{ filename: remoteName, path: localPath }] }),
           });
         } catch (err) {
           throw classifySmtpError(err);
@@ -124,3 +125,14 @@ export function createEmailConnector(connection: EmailConnection, context: Conne
 }
 
 export const emailConnectorFactory: ConnectorFactory = (connection, context) => new EmailConnector(connection, context);
+
+/** A rendered body that opens with a tag is HTML to a mail reader; anything else is plain text. */
+async function startsWithTag(localPath: string): Promise<boolean> {
+  const file = await open(localPath, "r");
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(64), 0, 64, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8").trimStart().startsWith("<");
+  } finally {
+    await file.close();
+  }
+}

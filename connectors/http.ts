@@ -8,6 +8,7 @@ import type { ConnectorContext, ConnectorFactory, ConnectorParts, RecordSendResu
 import { HttpExchange, type HttpConnection, type HttpConnectorOptions } from "./http-exchange.js";
 import { nextFromBody, nextFromLink, pageRecords, PageTrail } from "./http-paginate.js";
 import { classifyNetworkError, readSnippet, safeUrl } from "./http-client.js";
+import { requestBody } from "./rendered-body.js";
 import { runtimeRefs } from "./http-refs.js";
 import { runTriggers, triggerMethod, triggerRequest } from "./http-triggers.js";
 
@@ -166,9 +167,8 @@ export class HttpConnector implements ConnectorParts {
     await this.trigger();
     for (const [index, record] of records.entries()) {
       try {
-        const res = await this.ex.withRetry(() =>
-          this.ex.send(() => ({ method: this.ex.method, url: this.ex.address, headers: { "content-type": "application/json" }, body: JSON.stringify(record) })),
-        );
+        const { body, headers } = requestBody(record, this.conn.headers);
+        const res = await this.ex.withRetry(() => this.ex.send(() => ({ method: this.ex.method, url: this.ex.address, headers, body })));
         await readSnippet(res.body);
         results.push({ index, ok: true, status: res.status });
       } catch (err) {

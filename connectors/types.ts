@@ -43,6 +43,8 @@ export interface UploadAbout {
   title: string;
   /** One paragraph on the run that made the file. */
   summary: string;
+  /** The file is a template's render meant to be read as it is: e-mail sends it as the message body, not attached. */
+  asBody?: boolean;
 }
 
 export interface TransferResult {

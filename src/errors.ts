@@ -36,6 +36,7 @@ export const ERROR_CODES = [
   "file_format",
   "header_mismatch",
   "row_invalid",
+  "template",
   "action_failed",
   // runs
   "guard",

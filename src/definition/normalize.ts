@@ -67,6 +67,7 @@ function normalizeFileConfig(fc: RawFileConfig, top: { type: Automation["type"];
     payload_multi: fc.payload_multi ?? true,
     ...(fc.lineitem !== undefined ? { lineitem: fc.lineitem } : {}),
     export_empty: fc.export_empty ?? false,
+    ...(fc.template !== undefined ? { template: fc.template } : {}),
   };
   const create = operation(fc.create, top.type, "create");
   const update = operation(fc.update, top.type, "update");

@@ -82,6 +82,11 @@ export function parameterNames(raw: unknown): string[] {
 }
 
 /** `{{field}}` of the current record is allowed in field_run values and setValue values only. */
+/** `file_configs[i].template`: its `{{ }}` are Twig's own, never placeholders; only `<<parameter>>` is substituted there. */
+export function isTwigTemplatePath(path: readonly (string | number)[]): boolean {
+  return path.length === 3 && path[0] === "file_configs" && path[2] === "template";
+}
+
 export function isRecordTemplatePath(path: readonly (string | number)[]): boolean {
   if (path[0] !== "file_configs") return false;
   if (path[2] === "field_run" && path.length === 4) return true;
@@ -106,7 +111,7 @@ function placeholderProblems(raw: Record<string, unknown>): Problem[] {
   const allowed = `parameters: ${names.size ? [...names].join(", ") : "(none defined)"}; run-time tokens: ${RUN_TOKENS.map((t) => `{{${t}}}`).join(", ")}`;
   const type = isRecord(raw.connection) ? raw.connection.type : undefined;
   walkStrings(raw, [], (text, path) => {
-    for (const ref of findPlaceholders(text)) {
+    for (const ref of findPlaceholders(text, isTwigTemplatePath(path))) {
       if (names.has(ref.name)) continue;
       if (ref.spelling === "brace" && (isRunToken(ref.name) || isRecordTemplatePath(path))) continue;
       // Filled by the connector at request time; its spec's rules say where they may stand.

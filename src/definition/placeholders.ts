@@ -18,11 +18,13 @@ export interface PlaceholderRef {
 
 // Lazy and bracket-free inside, so `<<a>> and <<b>>` are two references, not one.
 const PLACEHOLDER = /<<\s*([^<>]+?)\s*>>|\{\{\s*([^{}]+?)\s*\}\}/g;
+// A Twig template's `{{ … }}` is Twig's own: only `<<name>>` is a placeholder there, also inside `{{ }}`.
+const ANGLE_PLACEHOLDER = /<<\s*([^<>]+?)\s*>>/g;
 const WHOLE_PLACEHOLDER = /^\s*(?:<<\s*[^<>]+?\s*>>|\{\{\s*[^{}]+?\s*\}\})\s*$/;
 
-export function findPlaceholders(text: string): PlaceholderRef[] {
+export function findPlaceholders(text: string, angleOnly = false): PlaceholderRef[] {
   const refs: PlaceholderRef[] = [];
-  for (const m of text.matchAll(PLACEHOLDER)) {
+  for (const m of text.matchAll(angleOnly ? ANGLE_PLACEHOLDER : PLACEHOLDER)) {
     const angle = m[1];
     refs.push(angle !== undefined ? { raw: m[0], name: angle, spelling: "angle" } : { raw: m[0], name: m[2] ?? "", spelling: "brace" });
   }
@@ -47,8 +49,8 @@ export function isRunToken(name: string): name is RunToken {
  * leaves it as written (a record reference for the mapper, or an error the
  * caller reports).
  */
-export function substitute(text: string, lookup: (ref: PlaceholderRef) => string | undefined): string {
-  return text.replace(PLACEHOLDER, (raw: string, angle: string | undefined, brace: string | undefined) => {
+export function substitute(text: string, lookup: (ref: PlaceholderRef) => string | undefined, angleOnly = false): string {
+  return text.replace(angleOnly ? ANGLE_PLACEHOLDER : PLACEHOLDER, (raw: string, angle: string | undefined, brace: string | undefined) => {
     const ref: PlaceholderRef = angle !== undefined ? { raw, name: angle, spelling: "angle" } : { raw, name: brace ?? "", spelling: "brace" };
     return lookup(ref) ?? raw;
   });

@@ -7,7 +7,8 @@ import { checkCalculate } from "./calculate-syntax.js";
 import { capabilityRules } from "./capabilities.js";
 import { checkCron } from "./cron.js";
 import { decryptValue, isEncrypted } from "./crypto.js";
-import { invalidDefinition } from "./parse.js";
+import { invalidDefinition, isTwigTemplatePath } from "./parse.js";
+import { checkTemplateText } from "../template/compile.js";
 import { RUN_TOKENS, hasPlaceholder, isRunToken, substitute, tokenValue, type TokenContext } from "./placeholders.js";
 import { definitionPathProblems, unsafePathError } from "./path-rules.js";
 import { formatPath } from "./problems.js";
@@ -116,6 +117,7 @@ function recheck(a: Automation): Problem[] {
   capabilityRules({ ...a }, (path, message) => problems.push({ path: formatPath(path), message: `after resolving parameters: ${message}` }));
   a.file_configs.forEach((fc, i) => {
     if (a.action === "import") check(fc.name, checkNamePattern, ["file_configs", i, "name"]);
+    check(fc.template, (t) => checkTemplateText(t, true), ["file_configs", i, "template"]);
     check(fc.search, checkSearch, ["file_configs", i, "search"]);
     for (const list of ["vendor_actions", "service_actions"] as const) {
       fc[list].forEach((rule, r) => {
@@ -136,6 +138,7 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
   const timezone = checkTimezone(a.timezone) === null ? a.timezone : "UTC";
   const tokens: TokenContext = { runId: ctx.runId, now: ctx.now, timezone };
   const unknown = new Map<string, string[]>();
+  // In a Twig template only `<<name>>` is substituted: its `{{ … }}` is Twig's, even when it spells a parameter's name.
   const lookup: Lookup = (text, path, recordRefs) =>
     substitute(text, (ref) => {
       const value = values.get(ref.name);
@@ -147,7 +150,7 @@ export function resolveAutomation(a: Automation, ctx: ResolveContext): Automatio
       where.push(formatPath(path));
       unknown.set(ref.raw, where);
       return undefined;
-    });
+    }, isTwigTemplatePath(path));
   const resolved = resolveDeep(a, [], false, lookup) as Automation;
   if (unknown.size > 0) {
     const list = [...unknown].map(([raw, paths]) => `${raw} (in ${paths.join(", ")})`);

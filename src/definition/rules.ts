@@ -7,6 +7,7 @@ import { connectionRules } from "./schema-connection.js";
 import { isRecord, type Add } from "./schema-common.js";
 import { FILE_CONFIG_KEYS_IMPORT_ONLY } from "./schema-file-config.js";
 import { EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
+import { checkTemplateText, TEMPLATE_ALLOWED } from "../template/compile.js";
 
 /**
  * Rules across fields (automations.md). They run even when some fields failed
@@ -85,6 +86,9 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
       if (fc[key] !== undefined) add([...at, key], `"${key}" applies to imports only`);
     }
     if (typeof fc.format === "string" && !(EXPORT_FORMATS as readonly string[]).includes(fc.format)) add([...at, "format"], `"${fc.format}" is not an export format`, EXPORT_FORMATS.join(", "));
+    // Not checkText: every Twig template has `{{ }}`, which is no placeholder here.
+    const wrong = typeof fc.template === "string" ? checkTemplateText(fc.template) : null;
+    if (wrong) add([...at, "template"], wrong, TEMPLATE_ALLOWED);
   } else if (action === "import") {
     if (fc.bulk_file === true && type !== "products") add([...at, "bulk_file"], `a service bulk file holds products, not ${String(type)}`, "bulk_file with type products");
     if (fc.bulk_file !== true && OPERATIONS.every((op) => fc[op] === undefined)) {
@@ -92,6 +96,7 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
     }
     if (typeof fc.format === "string" && !(IMPORT_FORMATS as readonly string[]).includes(fc.format)) add([...at, "format"], `"${fc.format}" is not an import format`, IMPORT_FORMATS.join(", "));
     if (fc.export_empty !== undefined) add([...at, "export_empty"], `"export_empty" applies to exports only`);
+    if (fc.template !== undefined) add([...at, "template"], `"template" applies to exports only: an import reads files with format, jsonpath or xpath`, "template in an export's file_configs");
     checkText(fc.name, checkNamePattern, add, [...at, "name"], "a regular expression over the whole file name, e.g. inventory_\\d+\\.csv or /inventory.*\\.csv/i");
     const identifier = fc.identifier ?? (type === "orders" ? "oid" : "guid");
     const mapped = [...Object.keys(isRecord(fc.field_map) ? fc.field_map : {}), ...Object.keys(isRecord(fc.field_run) ? fc.field_run : {})];

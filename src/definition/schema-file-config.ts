@@ -130,6 +130,7 @@ export const fileConfigSchema = known(
     payload_multi: flag.optional(),
     lineitem: flag.optional(),
     export_empty: flag.optional(),
+    template: nonEmpty.optional(),
   },
   "a file config",
 );

@@ -97,6 +97,8 @@ export interface FileConfig {
   vendor_actions: ActionRule[];
   service_actions: ActionRule[];
   payload_multi: boolean;
+  /** Export: Twig template whose output replaces the built-in format (src/template). */
+  template?: string;
   /** Undefined: chosen automatically (order exports whose field_map names `items.` fields). */
   lineitem?: boolean;
   export_empty: boolean;

@@ -85,6 +85,14 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       expect(Object.values(failed).every((f) => f.code === 1)).toBe(true);
     });
 
+    it("reports a template that does not compile with its field, line and column", async () => {
+      const definition = { ...stockDefinition({ name: "Feed", action: "export" }), file_configs: [{ name: "feed.xml", field_map: { sku: "sku" }, template: "<feed>\n{% for p in data %}<i>{{ p.sku|nope }}</i>{% endfor %}\n</feed>" }] };
+      const res = await t.request("POST", "/v3/automations/custom", definition);
+      expect(res.status).toBe(400);
+      const failed = Object.values((res.body.results as { failed: Record<string, { message: string }> }).failed).map((f) => f.message);
+      expect(failed.join("\n")).toMatch(/file_configs\[0\]\.template.*line 2, column 23: unknown filter "nope"/);
+    });
+
     it("lists in the seed's custom shape, passwords and encrypted parameters masked", async () => {
       const res = await t.request("GET", "/v3/automations/custom");
       expect(res.status).toBe(200);

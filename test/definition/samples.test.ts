@@ -42,6 +42,7 @@ describe("samples", () => {
       "price-list-xlsx-storage.json",
       "product-export-ftp.json",
       "report-job-http.json",
+      "shopping-feed-storage.json",
       "supplier-stock-sftp.json",
       "tracking-api-http.json",
       "tracking-email.json",

@@ -14,6 +14,7 @@ import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import type { Connector, UploadAbout } from "../../../connectors/types.js";
+import { RenderedBody } from "../../../connectors/rendered-body.js";
 import { ConveyorError } from "../../errors.js";
 import type { RenderedFile } from "./render.js";
 import type { LogWriter } from "../logs.js";
@@ -26,6 +27,8 @@ export interface SpooledRecord {
   id: string;
   key: string;
   record: Record<string, string>;
+  /** The record's render when the export has a template: sent instead of the record as JSON. */
+  body?: string;
 }
 
 /** The records of a per-record http export, kept on disk between rendering and sending. */
@@ -90,7 +93,7 @@ export async function deliverRecords(connector: Connector, spool: RecordSpool, l
   }
   const result: Delivery = { delivered: 0, failedIds: new Set(), failedRecords: 0, bytes: 0 };
   for await (const batch of spool.batches()) {
-    const answers = await connector.sendRecords(batch.map((b) => b.record));
+    const answers = await connector.sendRecords(batch.map((b) => (b.body === undefined ? b.record : new RenderedBody(b.body))));
     for (const answer of answers) {
       const sent = batch[answer.index];
       if (!sent) continue;

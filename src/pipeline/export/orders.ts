@@ -80,15 +80,24 @@ export function orderRows(order: Order, lineitem: boolean): SelectedRow[] {
   joinList(base, "shipments", entries(order.shipments));
   joinList(base, "refunds", entries(order.refunds));
   const items = entries(order.items);
+  const nested = orderNested(order, items);
   if (!lineitem || items.length === 0) {
     const row = { ...base };
     joinList(row, "items", items);
-    return [{ kind: "row", record: row, key: oid, group: oid }];
+    return [{ kind: "row", record: row, key: oid, group: oid, nested }];
   }
   return items.map((item, i) => {
     const row: Record<string, unknown> = { ...base };
     for (const [k, v] of Object.entries(item)) row[`items.${k}`] = text(v);
     const line = text(item.itemid) || String(i + 1);
-    return { kind: "row", record: row, key: `${oid}#${line}`, group: oid };
+    return { kind: "row", record: row, key: `${oid}#${line}`, group: oid, nested: { ...nested, item } };
   });
+}
+
+/** What a template sees besides the mapped columns: the order as the service holds it, lists as lists. */
+function orderNested(order: Order, items: Record<string, unknown>[]): Record<string, unknown> {
+  const own: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(order)) if (!(LISTS as readonly string[]).includes(k)) own[k] = v;
+  const object = (v: unknown): Record<string, unknown> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+  return { order: own, billing: object(order.billing), shipping: object(order.shipping), items, shipments: entries(order.shipments), refunds: entries(order.refunds) };
 }

@@ -2,14 +2,15 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Connector } from "../../../connectors/types.js";
 import { canDo } from "../../../connectors/index.js";
-import type { FileConfig } from "../../definition/index.js";
+import type { Automation, FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
 import { createExportMapper, type ExportMapper } from "../../mapping/index.js";
 import { count } from "../../plural.js";
 import { fileSha256 } from "../../service/index.js";
 import { ExportSnapshot, exportSnapshotKey, rowHash, type DiffRow } from "./diff.js";
 import { RecordSpool, deliverFile, deliverRecords, type Delivery } from "./deliver.js";
-import { ExportRenderer, outputName, type RenderedFile } from "./render.js";
+import { ExportRenderer, outputName, type PassRenderer, type RenderedFile } from "./render.js";
+import { TemplateRenderer } from "./render-template.js";
 import { select } from "./select.js";
 import type { RunContext } from "../run-context.js";
 import type { LogWriter } from "../logs.js";
@@ -32,6 +33,7 @@ export interface PassResult {
 
 interface Pending extends DiffRow {
   values: string[];
+  nested?: Record<string, unknown> | undefined;
 }
 
 export interface PassInput {
@@ -53,7 +55,9 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
   const name = outputName(automation, config, index, { runId: recorder.record.id, now: ctx.now() });
   const dir = path.join(ctx.workDir, `config-${index + 1}`);
   await mkdir(dir, { recursive: true });
-  const renderer = await ExportRenderer.open(dir, name, config, mapper.columns);
+  const renderer: PassRenderer = config.template
+    ? await TemplateRenderer.open(dir, name, config, mapper.columns, { field: `file_configs[${index}].template`, timezone: automation.timezone, now: ctx.now(), params: templateParams(automation) })
+    : await ExportRenderer.open(dir, name, config, mapper.columns);
   const snapshot = new ExportSnapshot({
     store: ctx.env.store,
     key: exportSnapshotKey(options.key, index),
@@ -68,14 +72,18 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
   let pending: Pending[] = [];
   const flush = async (): Promise<void> => {
     const changes = await snapshot.classify(pending);
+    const out: { row: Pending; record: Record<string, string> }[] = [];
     for (const [i, row] of pending.entries()) {
       const change = changes[i] ?? "create";
       counts[change]++;
-      if (change === "unchanged") continue;
-      const record = renderer.recordOf(row.values);
-      await renderer.write(record);
+      if (change !== "unchanged") out.push({ row, record: renderer.recordOf(row.values) });
+    }
+    // A template sees the mapped record and, for orders, the order's own structure beside it.
+    const bodies = await renderer.writeBatch(out.map(({ row, record }) => ({ record, data: row.nested ? { ...record, ...row.nested } : record })));
+    for (const [i, { row, record }] of out.entries()) {
       await snapshot.stage(row);
-      await spool?.add({ id: snapshot.id(row), key: row.key, record });
+      const body = bodies?.[i];
+      await spool?.add({ id: snapshot.id(row), key: row.key, record, ...(body === undefined ? {} : { body }) });
       await ctx.debug.addRecord(mapper.columns, record);
     }
     pending = [];
@@ -103,7 +111,7 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
         } else await rowError(line, selected.key, mapped.error.field ? `${mapped.error.field}: ${mapped.error.message}` : mapped.error.message);
         continue;
       }
-      pending.push({ key: selected.key, group: selected.group, hash: rowHash(mapped.values), values: mapped.values });
+      pending.push({ key: selected.key, group: selected.group, hash: rowHash(mapped.values), values: mapped.values, nested: config.template ? selected.nested : undefined });
       if (pending.length >= BATCH) {
         if (options.signal?.aborted) throw new ConveyorError("canceled", "the export was canceled while selecting records");
         await flush();
@@ -124,7 +132,7 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
       return { output: true, file, delivery: null };
     }
     ctx.stage("deliver", counts.rows);
-    const about = { title: automation.name, summary: `${file.name}: ${file.rows} ${file.rows === 1 ? "record" : "records"} exported by ${automation.name}, run ${recorder.record.id}.` };
+    const about = { title: automation.name, summary: `${file.name}: ${file.rows} ${file.rows === 1 ? "record" : "records"} exported by ${automation.name}, run ${recorder.record.id}.`, asBody: config.template !== undefined };
     const delivery = spool ? await deliverRecords(input.connector, spool, input.logs) : await deliverFile(input.connector, file, about);
     recorder.addFile({ name: file.name, size: file.bytes, sha256: await fileSha256(file.localPath) });
     counts.failed += delivery.failedRecords;
@@ -145,4 +153,11 @@ function idleReason(selected: number, unchanged: number): string {
   if (selected === 0) return "no record to export: the selection found none";
   if (unchanged === selected) return `nothing to export: ${selected === 1 ? "the one selected record is" : `all ${selected} selected records are`} unchanged since the last export`;
   return `nothing to export: ${count(selected, "record")} selected, none left to send (${unchanged} unchanged, the rest skipped or in error)`;
+}
+
+/** `params` in a template: the parameters' values as written; encrypted ones stay out (a template reaches them as <<name>>). */
+function templateParams(automation: Automation): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const p of automation.parameters) if (!p.encrypted) params[p.name] = p.value === null ? "" : String(p.value);
+  return params;
 }

@@ -21,6 +21,22 @@ export interface RenderedFile {
   bytes: number;
 }
 
+/** One record on its way to the file: the row the writers take, and what a template sees as `data`. */
+export interface RenderItem {
+  record: Record<string, string>;
+  data: Record<string, unknown>;
+}
+
+/** What the pass writes through: the built-in writers or a template (render-template.ts). */
+export interface PassRenderer {
+  readonly name: string;
+  recordOf(values: readonly string[]): Record<string, string>;
+  /** Writes the records; a per-record template also returns each one's render. */
+  writeBatch(items: readonly RenderItem[]): Promise<string[] | null>;
+  close(): Promise<RenderedFile>;
+  abort(): Promise<void>;
+}
+
 export interface TokenInput {
   runId: string;
   now: Date;
@@ -47,7 +63,7 @@ export function exportFormat(config: FileConfig, name: string): WriteFormat {
   return writeFormat({ name });
 }
 
-export class ExportRenderer {
+export class ExportRenderer implements PassRenderer {
   private rows = 0;
   private closed = false;
 
@@ -84,6 +100,11 @@ export class ExportRenderer {
   async write(record: Record<string, string>): Promise<void> {
     this.rows++;
     await this.writer.write(record);
+  }
+
+  async writeBatch(items: readonly RenderItem[]): Promise<null> {
+    for (const item of items) await this.write(item.record);
+    return null;
   }
 
   async close(): Promise<RenderedFile> {

@@ -11,6 +11,8 @@ export interface SelectedRow {
   key: string;
   /** What diffing treats as one unit: the order for order rows, else the row itself. */
   group: string;
+  /** Orders: the order's own structure for templates (`order`, `billing`, `shipping`, `items`, and `item` for a line-item row). */
+  nested?: Record<string, unknown>;
 }
 
 /** A service record that cannot become rows (a fitment value that is not JSON); the run goes on. */
