@@ -39,6 +39,7 @@ describe("samples", () => {
       "fixed-width-storage.json",
       "json-api-http.json",
       "order-export-sftp.json",
+      "order-push-http.json",
       "price-list-xlsx-storage.json",
       "product-export-ftp.json",
       "report-job-http.json",
