@@ -78,3 +78,43 @@ describe.each(["sqlite", "postgres"] as const)("pointers over the API on %s", (k
     expect(await readPointers(t.daemon.store, String(id))).toEqual({});
   });
 });
+
+describe("pointers of an installed automation", () => {
+  let t: TestDaemon;
+  let id: number;
+
+  beforeAll(async () => {
+    const published = {
+      ...stockDefinition({ name: "Shared shipments", active: false }),
+      shared_id: 5150,
+      connection: { type: "http", address: "https://api.example.test/shipments", method: "GET", payload: { since: "{{pointer.since}}" }, pointers: { since: { from: "updated_at", initial: INITIAL } } },
+    };
+    t = await startTestDaemon({ published: { "shared.json": published } });
+    const installed = await t.request("POST", "/v3/automations/installed", { shared_id: 5150, active: false, parameters: [] });
+    expect(installed.status, JSON.stringify(installed.body)).toBe(200);
+    id = Number(installed.body.id);
+  });
+  afterAll(async () => t.close());
+
+  const fetched = async (): Promise<Record<string, unknown>> => (await t.request("GET", `/v3/automations/installed/${id}`)).body.automation as Record<string, unknown>;
+
+  it("shows its pointers in metadata in the listing and the fetch", async () => {
+    expect((await fetched()).metadata).toEqual({ pointers: { since: INITIAL } });
+    await writePointers(t.daemon.store, String(id), { since: "2026-02-01T00:00:00Z" });
+    const listed = (await t.request("GET", "/v3/automations/installed")).body.automations as Array<Record<string, unknown>>;
+    expect(listed.find((a) => a.id === String(id))?.metadata).toEqual({ pointers: { since: "2026-02-01T00:00:00Z" } });
+  });
+
+  it("PATCH sets and resets a pointer beside the fields an installer may change, and refuses an unknown one", async () => {
+    const set = await t.request("PATCH", `/v3/automations/installed/${id}`, { active: true, metadata: { pointers: { since: "2026-03-01T00:00:00Z" } } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(await readPointers(t.daemon.store, String(id))).toEqual({ since: "2026-03-01T00:00:00Z" });
+    expect((await fetched()).active).toBe(true);
+    const reset = await t.request("PATCH", `/v3/automations/installed/${id}`, { metadata: { pointers: { since: null } } });
+    expect(reset.status).toBe(200);
+    expect((await fetched()).metadata).toEqual({ pointers: { since: INITIAL } });
+    const unknown = await t.request("PATCH", `/v3/automations/installed/${id}`, { metadata: { pointers: { until: "x" } } });
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body)).toMatch(/metadata\.pointers\.until: the automation has no pointer/);
+  });
+});

@@ -54,7 +54,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
     const q = rejectUnknown(request, LISTING_PARAMS);
     const account = accountOf(request);
     const effective = listEffective(ctx, account, await ctx.definitions.list(account, kind), q);
-    const items = kind === "custom" ? await Promise.all(effective.map(async (e) => customListed(e, await currentPointers(ctx.store, String(e.stored.id), e.automation)))) : effective.map(installedShape);
+    const shape = kind === "custom" ? customListed : installedShape;
+    const items = await Promise.all(effective.map(async (e) => shape(e, await currentPointers(ctx.store, String(e.stored.id), e.automation))));
     return listing("automations", items, q, SORTABLE, ctx.now());
   });
 
@@ -63,7 +64,7 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
     const stored = await ctx.definitions.own(accountOf(request), kind, pathId(request));
     const e = ctx.definitions.effective(stored);
     const status = await ctx.store.status(String(stored.id));
-    const automation = kind === "custom" ? customFetched(e, await currentPointers(ctx.store, String(stored.id), e.automation)) : installedShape(e);
+    const automation = (kind === "custom" ? customFetched : installedShape)(e, await currentPointers(ctx.store, String(stored.id), e.automation));
     return { automation, status: statusShape(status, kind), timestamp: ctx.now().toISOString() };
   });
 

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { registerAutomationRoutes } from "./automation-routes.js";
-import { pointerRulesOf } from "../../pointers/index.js";
-import { isRecord } from "../../schema-kit.js";
 import { accountOf, type ApiContext } from "./context.js";
-import { applyPointerPatch, checkPointerNames, splitPointerPatch } from "./pointer-patch.js";
+import { patchWithPointers } from "./pointer-patch.js";
 import { mutation, pathId } from "./query.js";
 
 /** Custom automations (part 4.2): create, partial update, and the shared routes (the listing among them). */
@@ -18,13 +16,13 @@ export function registerCustom(app: FastifyInstance, ctx: ApiContext): void {
     const id = pathId(request);
     const account = accountOf(request);
     // metadata.pointers goes to the state store, where runs read pointers; the rest patches the definition.
-    const { rest, pointers } = splitPointerPatch(request.body);
-    if (pointers) {
-      const e = ctx.definitions.effective(await ctx.definitions.own(account, "custom", id));
-      checkPointerNames(pointers, { ...pointerRulesOf(e.automation.connection), ...pointerRulesOf(isRecord(rest.connection) ? rest.connection : undefined) });
-    }
-    if (!pointers || Object.keys(rest).length > 0) await ctx.definitions.patchCustom(account, id, pointers ? rest : request.body);
-    if (pointers) await applyPointerPatch(ctx.store, String(id), pointers);
+    await patchWithPointers(
+      request.body,
+      ctx.store,
+      String(id),
+      async () => ctx.definitions.effective(await ctx.definitions.own(account, "custom", id)).automation,
+      (rest) => ctx.definitions.patchCustom(account, id, rest),
+    );
     ctx.logger.info({ event: "automation_updated", automation: id }, "custom automation updated");
     return mutation(String(id), 2, `custom automation ${id} updated`);
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { registerAutomationRoutes, SORTABLE } from "./automation-routes.js";
 import { accountOf, type ApiContext } from "./context.js";
+import { patchWithPointers } from "./pointer-patch.js";
 import { LISTING_PARAMS, listing, mutation, pathId, rejectUnknown } from "./query.js";
 import { publishedShape } from "./shapes.js";
 
@@ -14,7 +15,14 @@ export function registerInstalled(app: FastifyInstance, ctx: ApiContext): void {
 
   app.patch("/v3/automations/installed/:id", async (request) => {
     const id = pathId(request);
-    await ctx.definitions.patchInstalled(accountOf(request), id, request.body);
+    const account = accountOf(request);
+    await patchWithPointers(
+      request.body,
+      ctx.store,
+      String(id),
+      async () => ctx.definitions.effective(await ctx.definitions.own(account, "installed", id)).automation,
+      (rest) => ctx.definitions.patchInstalled(account, id, rest),
+    );
     return mutation(String(id), 2, `installed automation ${id} updated`);
   });
 

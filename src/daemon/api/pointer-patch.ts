@@ -58,6 +58,30 @@ export async function applyPointerPatch(store: StateStore, key: string, changes:
   if (Object.keys(changes).length > 0) await writePointers(store, key, changes);
 }
 
+/**
+ * A PATCH of a custom or installed automation: `metadata.pointers` is checked
+ * against the rules (the stored ones and, for a custom automation, a
+ * connection the same patch brings) and written to the state store; the rest
+ * of the body, if any, goes to `patchDefinition`.
+ */
+export async function patchWithPointers(
+  body: unknown,
+  store: StateStore,
+  key: string,
+  current: () => Promise<Automation>,
+  patchDefinition: (rest: unknown) => Promise<unknown>,
+): Promise<void> {
+  const { rest, pointers } = splitPointerPatch(body);
+  if (!pointers) {
+    await patchDefinition(body);
+    return;
+  }
+  const rules = { ...pointerRulesOf((await current()).connection), ...pointerRulesOf(isRecord(rest.connection) ? rest.connection : undefined) };
+  checkPointerNames(pointers, rules);
+  if (Object.keys(rest).length > 0) await patchDefinition(rest);
+  await applyPointerPatch(store, key, pointers);
+}
+
 /** The pointers `{{pointer.NAME}}` reads now: stored, else initial; null when the connection keeps none. */
 export async function currentPointers(store: StateStore, key: string, automation: Automation): Promise<Record<string, string> | null> {
   const rules = pointerRulesOf(automation.connection);

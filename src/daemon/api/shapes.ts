@@ -84,12 +84,14 @@ export function customFetched(e: Effective, pointers: Record<string, string> | n
 }
 
 /** Installed parameters: `encrypted` as a number, hidden ones left out, secret values masked. */
-export function installedShape(e: Effective): Json {
+/** The seed's installed shape; an automation that keeps pointers also shows them, in `metadata`. */
+export function installedShape(e: Effective, pointers: Record<string, string> | null = null): Json {
   const hidden = new Set(parameterList(e.published?.raw.parameters).filter((p) => truthyFlag(p.hidden_from_user)).map((p) => String(p.name)));
   const parameters = maskedParameters(e.raw.parameters, e.automation)
     .filter((p) => !hidden.has(String(p.name)))
     .map((p) => ({ description: typeof p.description === "string" ? p.description : "", encrypted: truthyFlag(p.encrypted) ? 1 : 0, name: String(p.name), value: p.value === undefined || p.value === null ? null : String(p.value) }));
-  return { ...common(e), created: e.stored.created, id: String(e.stored.id), last_modified: e.stored.lastModified, parameters, shared_id: e.stored.sharedId };
+  const shown = { ...common(e), created: e.stored.created, id: String(e.stored.id), last_modified: e.stored.lastModified, parameters, shared_id: e.stored.sharedId };
+  return pointers === null ? shown : { ...shown, metadata: maskDeep(withPointers(e.automation.metadata, pointers)) };
 }
 
 export function publishedShape(p: PublishedAutomation): Json {
