@@ -90,6 +90,10 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
     const wrong = typeof fc.template === "string" ? checkTemplateText(fc.template) : null;
     if (wrong) add([...at, "template"], wrong, TEMPLATE_ALLOWED);
   } else if (action === "import") {
+    // Pointers are read from the records a pass maps; a bulk file goes to the service unread.
+    if (fc.bulk_file === true && isRecord(top.connection) && top.connection.pointers !== undefined) {
+      add([...at, "bulk_file"], "a bulk file is sent as it is, unread, so connection.pointers would never move", "bulk_file: 0 with field_map, or no pointers");
+    }
     if (fc.bulk_file === true && type !== "products") add([...at, "bulk_file"], `a service bulk file holds products, not ${String(type)}`, "bulk_file with type products");
     if (fc.bulk_file !== true && OPERATIONS.every((op) => fc[op] === undefined)) {
       add(at, "an import needs at least one of create, update, remove", type === "orders" ? "create: true, update: true, remove: true" : "create: start|add, update: edit|relist, remove: end|delete");

@@ -42,6 +42,11 @@ describe("connection.pointers", () => {
     expect(paths(sftp)[0]).toMatch(/^connection.pointers: "pointers" does not apply to a sdsftp connection/);
   });
 
+  it("is refused beside a bulk_file pass, which sends its file unread", () => {
+    const bulk = { ...httpImport({ since: { from: "u" } }), type: "products", file_configs: [{ bulk_file: 1 }] };
+    expect(paths(bulk)).toContain("file_configs[0].bulk_file: a bulk file is sent as it is, unread, so connection.pointers would never move (bulk_file: 0 with field_map, or no pointers)");
+  });
+
   it("shows each ruled pointer with its stored and initial value", () => {
     const rules = pointerRulesOf(parsed(httpImport({ since: { from: "$.u", initial: "2026-01-01" }, page: { from: "$.p" } })).connection);
     expect(pointerViews(rules, { since: "2026-02-01" })).toEqual({ since: { value: "2026-02-01", initial: "2026-01-01" }, page: { value: null, initial: null } });
