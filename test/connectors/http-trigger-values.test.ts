@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { clearSecretsForTests } from "../../src/secrets.js";
 import { caught } from "../helpers/caught.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
 import { memoryContext, type TestContext } from "../helpers/memory-context.js";
+import { downloadText } from "./http-download.js";
 
 /**
  * What a trigger's answer yields (JSONPath, XPath, a header, a regex capture,
@@ -34,13 +35,7 @@ function connector(conn: Partial<HttpConnection>, ctx: TestContext = memoryConte
   return new HttpConnector({ type: "http", address: `${server.base}/feed.json`, method: "GET", payload: {}, ...conn }, ctx, fast);
 }
 
-async function download(c: HttpConnector): Promise<string> {
-  const [file] = await c.list();
-  if (!file) throw new Error("no file listed");
-  const local = path.join(dir, `out-${Math.random()}`);
-  await c.download(file, local);
-  return readFileSync(local, "utf8");
-}
+const download = (c: HttpConnector): Promise<string> => downloadText(c, dir);
 
 /** The final request echoes what it got: path with query, the X-Values header and the body. */
 function echoFeed(): void {

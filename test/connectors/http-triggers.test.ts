@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import type { HttpConnection } from "../../connectors/http-connection.js";
 import { startPartnerApi, type PartnerApi, type PartnerApiOptions } from "../../samples/partner-api.js";
 import { caught } from "../helpers/caught.js";
 import { memoryContext, type TestContext } from "../helpers/memory-context.js";
+import { downloadText } from "./http-download.js";
 
 /**
  * Request sequences against the partner API stand-in: a report job asked for,
@@ -45,13 +46,7 @@ function reportJob(p: PartnerApi, poll: Record<string, unknown> = {}): HttpConne
   };
 }
 
-async function download(c: HttpConnector): Promise<string> {
-  const [file] = await c.list();
-  if (!file) throw new Error("no file listed");
-  const local = path.join(dir, `out-${Math.random()}`);
-  await c.download(file, local);
-  return readFileSync(local, "utf8");
-}
+const download = (c: HttpConnector): Promise<string> => downloadText(c, dir);
 
 describe("http triggers: a report job", () => {
   it("requests the report, polls it to done and downloads the CSV its answer links to", async () => {

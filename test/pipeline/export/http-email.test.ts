@@ -1,11 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { simpleParser } from "mailparser";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSmtpPools } from "../../../connectors/smtp-pool.js";
+import { SmtpCapture } from "../../helpers/smtp-capture.js";
 import { FeedServer } from "../../helpers/http-feed-server.js";
 import { filesContaining } from "../../samples/sample-env.js";
 import { automation, openExportEnv, putProducts, readBack, run, type ExportEnv } from "./export-env.js";
@@ -22,8 +20,8 @@ const RECORDS = PRODUCTS.map((p) => ({ sku: p.sku, name: p.title, price: p.price
 describe("http and e-mail exports", () => {
   let env: ExportEnv;
   let partner: FeedServer;
-  let smtp: SMTPServer;
-  const mails: Buffer[] = [];
+  const smtp = new SmtpCapture("smtp-Export-pw-31");
+  const mails = smtp.mails;
   let refuse = "S3";
 
   beforeAll(async () => {
@@ -36,24 +34,13 @@ describe("http and e-mail exports", () => {
     });
     partner.json("/feed", () => ({ body: { received: true } }));
     await partner.start();
-    smtp = new SMTPServer({
-      disabledCommands: ["STARTTLS", "AUTH"],
-      onData(stream, _session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on("data", (c: Buffer) => chunks.push(c));
-        stream.on("end", () => {
-          mails.push(Buffer.concat(chunks));
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-    env.worker.env.settings.smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}?from=exports@shop.test`;
+    await smtp.start();
+    env.worker.env.settings.smtpUrl = smtp.url("exports@shop.test");
   });
 
   afterAll(async () => {
     closeSmtpPools();
-    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await smtp.close();
     await partner.stop();
     await env.close();
   });
@@ -116,7 +103,8 @@ describe("http and e-mail exports", () => {
     expect(r.error).toBeNull();
     expect(r.outcome).toBe("success");
     expect(mails).toHaveLength(1);
-    const mail = await simpleParser(mails[0] ?? Buffer.alloc(0));
+    const mail = mails[0];
+    if (!mail) throw new Error("no mail received");
     expect(mail.subject).toBe(`Stock list ${new Date().toISOString().slice(0, 10)}`);
     const attachment = mail.attachments[0];
     expect(attachment?.filename).toBe("stock.csv");
@@ -143,7 +131,8 @@ describe("http and e-mail exports", () => {
     });
     const r = await run(env, a);
     expect(r.outcome).toBe("success");
-    const mail = await simpleParser(mails[0] ?? Buffer.alloc(0));
+    const mail = mails[0];
+    if (!mail) throw new Error("no mail received");
     expect(mail.subject).toBe("Nightly partner list");
     expect(mail.text).toContain(`exported by Nightly partner list, run ${r.id}`);
   });

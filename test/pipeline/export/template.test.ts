@@ -1,11 +1,9 @@
 import { readFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { DOMParser } from "@xmldom/xmldom";
-import { simpleParser } from "mailparser";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSmtpPools } from "../../../connectors/smtp-pool.js";
+import { SmtpCapture } from "../../helpers/smtp-capture.js";
 import type { Order } from "../../../src/service/index.js";
 import { FeedServer } from "../../helpers/http-feed-server.js";
 import { loadSample } from "../../samples/sample-env.js";
@@ -43,8 +41,8 @@ function parseXml(text: string): Document {
 describe("template exports", () => {
   let env: ExportEnv;
   let partner: FeedServer;
-  let smtp: SMTPServer;
-  const mails: Buffer[] = [];
+  const smtp = new SmtpCapture("smtp-Export-pw-31");
+  const mails = smtp.mails;
   let refuse = "S3";
 
   beforeAll(async () => {
@@ -57,24 +55,13 @@ describe("template exports", () => {
     });
     partner.json("/orders", () => ({ body: { ok: true } }));
     await partner.start();
-    smtp = new SMTPServer({
-      disabledCommands: ["STARTTLS", "AUTH"],
-      onData(stream, _session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on("data", (c: Buffer) => chunks.push(c));
-        stream.on("end", () => {
-          mails.push(Buffer.concat(chunks));
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-    env.worker.env.settings.smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}?from=exports@shop.test`;
+    await smtp.start();
+    env.worker.env.settings.smtpUrl = smtp.url("exports@shop.test");
   });
 
   afterAll(async () => {
     closeSmtpPools();
-    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await smtp.close();
     await partner.stop();
     await env.close();
   });
@@ -191,7 +178,8 @@ describe("template exports", () => {
     });
     const r = await run(env, a);
     expect(r.error).toBeNull();
-    const mail = await simpleParser(mails[mails.length - 1] ?? Buffer.alloc(0));
+    const mail = mails[mails.length - 1];
+    if (!mail) throw new Error("no mail received");
     expect(mail.attachments).toHaveLength(0);
     expect(mail.text).toBe(`Stock today:\n${PRODUCTS.map((p) => `- ${p.sku}: ${p.price}\n`).join("")}`);
   });
