@@ -1,3 +1,4 @@
+import { runInNewContext } from "node:vm";
 import { DOMParser } from "@xmldom/xmldom";
 import { JSONPath } from "jsonpath-plus";
 import * as xpathLib from "xpath";
@@ -11,6 +12,8 @@ import { runtimeRefs, stringsOf } from "./http-refs.js";
 
 /** A trigger's value is a token, an id or a link: an answer of more is not what was meant. */
 export const MAX_VALUE_CHARS = 64 * 1024;
+/** A tenant's pattern that backtracks without end must not hold the daemon's one thread. */
+export const REGEX_TIMEOUT_MS = 1000;
 
 export interface TriggerAnswer {
   status: number;
@@ -83,8 +86,21 @@ function pick(trigger: HttpTrigger, answer: TriggerAnswer, where: string): { val
     const raw = answer.headers[trigger.header.toLowerCase()];
     return { value: text(Array.isArray(raw) ? raw[0] : raw), how: `header ${trigger.header}` };
   }
-  if (trigger.regex !== undefined) return { value: text(new RegExp(trigger.regex).exec(answer.text)?.[1]), how: `regex ${trigger.regex}` };
+  if (trigger.regex !== undefined) return { value: text(regexCapture(trigger.regex, answer.text, where)), how: `regex ${trigger.regex}` };
   return { value: text(answer.text.trim()), how: "the body" };
+}
+
+/** The first capture group of `pattern` over `text`, run under a time limit (V8 interrupts a regex at a script timeout). */
+function regexCapture(pattern: string, text: string, where: string): unknown {
+  try {
+    const match = runInNewContext("re.exec(text)", { re: new RegExp(pattern), text }, { timeout: REGEX_TIMEOUT_MS }) as RegExpExecArray | null;
+    return match?.[1];
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ERR_SCRIPT_EXECUTION_TIMEOUT") throw err;
+    throw new ConveyorError("protocol", `${where}.regex ran longer than ${REGEX_TIMEOUT_MS / 1000} s over the answer and was stopped`, {
+      hint: "the pattern backtracks without end on this answer (nested repeats such as (a+)+): anchor it or use jsonpath, xpath or header",
+    });
+  }
 }
 
 /** The value a trigger's answer yields; an answer without one fails the trigger, quoting it. */

@@ -9,6 +9,7 @@ import { caught } from "../helpers/caught.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
 import { memoryContext, type TestContext } from "../helpers/memory-context.js";
 import { downloadText } from "./http-download.js";
+import { REGEX_TIMEOUT_MS } from "../../connectors/http-values.js";
 
 /**
  * What a trigger's answer yields (JSONPath, XPath, a header, a regex capture,
@@ -88,6 +89,19 @@ describe("trigger values", () => {
     const err = await caught(download(c));
     expect(err.code).toBe("protocol");
     expect(err.message).toContain('connection.triggers[0]: jsonpath $.download_url found nothing in the answer (HTTP 200): {"status":"queued"}');
+    await c.close();
+  });
+});
+
+describe("a regex that backtracks without end", () => {
+  it("is stopped after its time limit with an error that says why (without the limit, this test never ends)", async () => {
+    server.routes.set("/text", (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" }).end(`${"a".repeat(40)}!`);
+    });
+    const c = connector({ address: "{{trigger_value}}", triggers: [{ address: `${server.base}/text`, regex: "((a+)+)$" }] });
+    const err = await caught(download(c));
+    expect(err.code).toBe("protocol");
+    expect(err.message).toBe(`connection.triggers[0].regex ran longer than ${REGEX_TIMEOUT_MS / 1000} s over the answer and was stopped`);
     await c.close();
   });
 });
