@@ -1,4 +1,4 @@
-import { ConveyorError } from "../src/errors.js";
+import { ConveyorError, isConveyorError } from "../src/errors.js";
 import { registerSecret, registerUrlSecrets } from "../src/secrets.js";
 import type { HttpRequest, HttpResponse } from "./http-client.js";
 import { safeUrl } from "./http-client.js";
@@ -68,6 +68,16 @@ export function exchange(ex: HttpExchange, make: () => HttpRequest, own: Record<
   return ex.withRetry(async () => readAnswer(await ex.send(make, own), where));
 }
 
+/** A run canceled during a trigger says which one it stopped, whether it was waiting or asking. */
+async function named<T>(where: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (isConveyorError(err) && err.code === "canceled" && !err.message.includes(where)) throw new ConveyorError("canceled", `canceled during ${where}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
 /**
  * Runs every trigger of the connection in order, pushing each one's value
  * onto `ex.values`. A value that is a credential is registered as a secret
@@ -80,7 +90,7 @@ export async function runTriggers(ex: HttpExchange): Promise<void> {
     const where = `connection.triggers[${i}]`;
     const { make, own } = triggerRequest(ex, t, where);
     const started = Date.now();
-    const { answer, requests } = t.poll ? await pollTrigger(ex, t.poll, () => exchange(ex, make, own, where), where) : { answer: await exchange(ex, make, own, where), requests: 1 };
+    const { answer, requests } = await named(where, () => (t.poll ? pollTrigger(ex, t.poll, () => exchange(ex, make, own, where), where) : exchange(ex, make, own, where).then((a) => ({ answer: a, requests: 1 }))));
     const value = triggerValue(t, answer, where);
     if (secret.has(i + 1)) registerSecret(value);
     ex.values.found.push(value);

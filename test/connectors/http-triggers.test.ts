@@ -109,12 +109,11 @@ describe("http triggers: a report job", () => {
     const c = new HttpConnector(reportJob(p, { interval: 30, deadline: 600 }), memoryContext({}, { signal: abort.signal }), fast);
     const pending = caught(download(c));
     while ((p.state.reports.get("rep-1") ?? 0) < 1) await new Promise((r) => setTimeout(r, 5));
-    const started = Date.now();
+    // The next poll is 30 s away, past the test's time limit: only a cancel that ends the wait lets this test pass.
     abort.abort();
     const err = await pending;
     expect(err.code).toBe("canceled");
     expect(err.message).toContain("connection.triggers[1]");
-    expect(Date.now() - started).toBeLessThan(1_000);
     await c.close();
   });
 
