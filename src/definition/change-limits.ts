@@ -102,12 +102,14 @@ export const changeLimitsSchema = z.unknown().transform((value, ctx): RawChangeL
  * The limits a run applies: the defaults, then what the definition says field
  * by field (a key given replaces the default's, `null` turns it off).
  * `moved` without `share` takes the usual share; `share` without `moved`
- * on a field with no default `moved` has nothing to weigh (rules.ts says so).
+ * on a field with no default `moved` has nothing to weigh (changeLimitRules
+ * refuses it).
  */
 export function normalizeChangeLimits(raw: RawChangeLimits | undefined): ChangeLimits {
   if (raw === false) return {};
   const out: Record<string, FieldChangeLimit> = {};
-  for (const [field, limit] of Object.entries(DEFAULT_CHANGE_LIMITS)) out[field] = limit;
+  // Copies: every automation gets its own, so nothing that edits one reaches the defaults.
+  for (const [field, limit] of Object.entries(DEFAULT_CHANGE_LIMITS)) out[field] = structuredClone(limit);
   for (const [field, given] of Object.entries(raw ?? {})) {
     if (given === false) {
       delete out[field];
@@ -116,7 +118,7 @@ export function normalizeChangeLimits(raw: RawChangeLimits | undefined): ChangeL
     const base = out[field] ?? {};
     const zeroed = given.zeroed === undefined ? base.zeroed : (given.zeroed ?? undefined);
     const percent = given.moved === undefined ? base.moved?.percent : (given.moved ?? undefined);
-    const share = given.share === undefined ? (base.moved?.share ?? DEFAULT_MOVED_SHARE) : given.share;
+    const share = given.share === undefined ? (base.moved?.share ?? { ...DEFAULT_MOVED_SHARE }) : given.share;
     const limit: FieldChangeLimit = {
       ...(zeroed ? { zeroed } : {}),
       ...(percent !== undefined && share ? { moved: { percent, share } } : {}),
