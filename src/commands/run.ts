@@ -44,7 +44,7 @@ export function register(program: Command): void {
     .argument("<file-or-id>", "the id or slug of an automation in the state database, a definition file, or the slug of one in the automations folder")
     .option("--debug", "dry run: the whole pipeline with the same reads, nothing written; the debug files show what a live run would do")
     .option("--diff", "send only what changed since this automation's last successful live run")
-    .option("--force", "run past the remove_limit and error_limit guards (an empty feed still never removes)")
+    .option("--force", "run past the remove_limit, error_limit and change_limits guards (an empty feed still never removes)")
     .option("--notify", "send a summary by e-mail to --email (or the default notification address)")
     .option("--email <address>", "where --notify sends the summary")
     .option("--param <name=value>", "set a parameter for this run (repeatable; names may contain spaces)", collect, [])

@@ -13,6 +13,8 @@ export type {
   ActionFunction,
   ActionFunctionName,
   AfterImport,
+  ChangeLimits,
+  FieldChangeLimit,
   DeferredField,
   FieldSource,
   FileFormat,

@@ -1,3 +1,4 @@
+import { normalizeChangeLimits } from "./change-limits.js";
 import { slugify } from "./checks.js";
 import { SAFE_PRODUCT_OPERATION } from "./rules.js";
 import type { RawAutomation } from "./schema.js";
@@ -58,6 +59,8 @@ function normalizeFileConfig(fc: RawFileConfig, top: { type: Automation["type"];
     ...(fc.search !== undefined && fc.search.trim() !== "" ? { search: fc.search } : {}),
     remove_limit: fc.remove_limit ?? { kind: "share", value: 0.2 },
     error_limit: fc.error_limit ?? { kind: "share", value: 0.1 },
+    // A bulk file is sent as it is, never planned field by field: nothing to weigh.
+    ...(top.type === "products" && top.action === "import" && !fc.bulk_file ? { change_limits: normalizeChangeLimits(fc.change_limits) } : {}),
     skip_all: fc.skip_all ?? false,
     diff_update: fc.diff_update ?? false,
     ...(fc.diff_fields ? { diff_fields: fc.diff_fields } : {}),

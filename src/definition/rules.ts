@@ -1,3 +1,4 @@
+import { changeLimitRules } from "./change-limits.js";
 import { checkNamePattern, checkSearch, checkTimezone } from "./checks.js";
 import { CRON_ALLOWED, checkCron } from "./cron.js";
 import { definitionPathProblems } from "./path-rules.js";
@@ -57,7 +58,7 @@ function fieldMapRules(fc: Record<string, unknown>, action: unknown, at: (string
   if (fc.format === "fixed" && action === "import" && offsets === 0 && values.length > 0) add([...at, "field_map"], "a fixed-width file is mapped with [start, end] offsets", "[start, end] per field, e.g. [0, 12]");
 }
 
-const BULK_FILE_UNUSED = ["field_map", "field_run", "value_map", "value_map_default", "vendor_actions", "service_actions", "create", "update", "remove"] as const;
+const BULK_FILE_UNUSED = ["field_map", "field_run", "value_map", "value_map_default", "vendor_actions", "service_actions", "create", "update", "remove", "change_limits"] as const;
 
 function readerRules(fc: Record<string, unknown>, at: (string | number)[], add: Add): void {
   const format = fc.format;
@@ -101,6 +102,7 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
     if (typeof fc.format === "string" && !(IMPORT_FORMATS as readonly string[]).includes(fc.format)) add([...at, "format"], `"${fc.format}" is not an import format`, IMPORT_FORMATS.join(", "));
     if (fc.export_empty !== undefined) add([...at, "export_empty"], `"export_empty" applies to exports only`);
     if (fc.template !== undefined) add([...at, "template"], `"template" applies to exports only: an import reads files with format, jsonpath or xpath`, "template in an export's file_configs");
+    changeLimitRules(fc, type, at, add);
     checkText(fc.name, checkNamePattern, add, [...at, "name"], "a regular expression over the whole file name, e.g. inventory_\\d+\\.csv or /inventory.*\\.csv/i");
     const identifier = fc.identifier ?? (type === "orders" ? "oid" : "guid");
     const mapped = [...Object.keys(isRecord(fc.field_map) ? fc.field_map : {}), ...Object.keys(isRecord(fc.field_run) ? fc.field_run : {})];

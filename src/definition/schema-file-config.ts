@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { checkEncoding, LIMIT_ALLOWED, parseLimit } from "./checks.js";
 import { actionRulesSchema } from "./schema-actions.js";
+import { changeLimitsSchema } from "./change-limits.js";
 import { describeValue, flag, wrongValue, integer, isRecord, issueAdder, known, nonEmpty, oneOf, scalar, scalarMap, stringList, text } from "./schema-common.js";
 import { EXPORT_FORMATS, IMPORT_FORMATS, type AfterImport, type FieldSource, type Limit } from "./types.js";
 
@@ -86,6 +87,7 @@ export const FILE_CONFIG_KEYS_IMPORT_ONLY = [
   "remove",
   "remove_limit",
   "error_limit",
+  "change_limits",
   "diff_update",
   "diff_fields",
   "diff_tolerance",
@@ -121,6 +123,7 @@ export const fileConfigSchema = known(
     remove: recordOrTrue.optional(),
     remove_limit: limit.optional(),
     error_limit: limit.optional(),
+    change_limits: changeLimitsSchema.optional(),
     skip_all: flag.optional(),
     diff_update: flag.optional(),
     diff_fields: stringList.optional(),

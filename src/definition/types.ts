@@ -29,6 +29,17 @@ export interface Parameter {
 /** `remove_limit` / `error_limit`: an absolute count, or a share of the scope (0.2 for "20%"). */
 export type Limit = { kind: "count"; value: number } | { kind: "share"; value: number };
 
+/** One field's change limits (`change_limits`); a check that is off is absent. */
+export interface FieldChangeLimit {
+  /** The most records whose value may go to zero or empty. */
+  zeroed?: Limit;
+  /** The most records (`share`) whose numeric value may move by more than `percent` of what it was. */
+  moved?: { percent: number; share: Limit };
+}
+
+/** Field → its limits, the defaults merged in (change-limits.ts); only fields the file config maps are weighed. */
+export type ChangeLimits = Record<string, FieldChangeLimit>;
+
 export type AfterImport = "keep" | "delete" | { move: string };
 
 // The function names live with their implementations; the schema checks against the same list.
@@ -90,6 +101,8 @@ export interface FileConfig {
   remove?: "end" | "delete" | true;
   remove_limit: Limit;
   error_limit: Limit;
+  /** Product imports only (undefined elsewhere): the defaults unless the definition turned them off. */
+  change_limits?: ChangeLimits;
   skip_all: boolean;
   diff_update: boolean;
   diff_fields?: string[];

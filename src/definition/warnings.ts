@@ -1,5 +1,7 @@
 import { isSecretHeader, isSecretParam } from "../secrets.js";
 import { connectorSpecs, connectorSpec } from "../../connectors/index.js";
+import { mappedFields } from "../mapping/index.js";
+import { DEFAULT_CHANGE_LIMITS } from "./change-limits.js";
 import { hasPlaceholder } from "./placeholders.js";
 import { isRecord } from "./schema-common.js";
 import { formatPath } from "./problems.js";
@@ -80,5 +82,21 @@ export function definitionWarnings(automation: Automation): Problem[] {
       });
     }
   }
+  warnings.push(...unmappedChangeLimits(automation));
   return warnings;
+}
+
+/** A limit on a field the file config never sets weighs nothing: most likely a misspelt field. */
+function unmappedChangeLimits(automation: Automation): Problem[] {
+  const out: Problem[] = [];
+  for (const [i, config] of automation.file_configs.entries()) {
+    const fields = Object.keys(config.change_limits ?? {}).filter((f) => !(f in DEFAULT_CHANGE_LIMITS));
+    if (fields.length === 0) continue;
+    const mapped = mappedFields(config).filter((f) => f !== config.identifier);
+    for (const field of fields) {
+      if (mapped.includes(field)) continue;
+      out.push({ path: formatPath(["file_configs", i, "change_limits", field]), message: `"${field}" is not set by this file config, so its limits never apply`, allowed: `a field the file config maps: ${mapped.join(", ")}` });
+    }
+  }
+  return out;
 }

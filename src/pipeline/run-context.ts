@@ -26,7 +26,7 @@ export interface RunContext {
 
 /** The guard that stopped an import before anything was written (import/guards.ts): part of the outcome run.ts decides. */
 export interface GuardTrip {
-  name: "empty_feed" | "cut_feed" | "remove_limit" | "error_limit";
+  name: "empty_feed" | "cut_feed" | "remove_limit" | "error_limit" | "change_limit";
   message: string;
   /** An empty feed never removes anything, forced or not. */
   forceable: boolean;

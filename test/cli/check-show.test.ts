@@ -87,6 +87,26 @@ describe("conveyor check", () => {
     expect(j.files[0]).toMatchObject({ ok: true, warnings: [{ path: "file_configs[0].search" }] });
   });
 
+  it("reports wrong change_limits at their paths with what is allowed, and warns of a limit on a field never set", async () => {
+    const definition = (limits: unknown) => ({
+      name: "Limited feed", active: true, schedule: "0 * * * *", type: "products", action: "import",
+      connection: { type: "sdsftp", path: "in" },
+      file_configs: [{ name: "stock.csv", field_map: { guid: "sku", stock: "qty", price: "price" }, update: "edit", change_limits: limits }],
+    });
+    const bad = write("limits-bad.json", definition({ stock: { zeroed: "150%" }, price: { moved: 30, share: "5%" } }));
+    const r = await cli(["check", bad]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain(`${bad}: file_configs[0].change_limits.stock.zeroed: "150%" is not a limit`);
+    expect(r.stdout).toContain(`${bad}: file_configs[0].change_limits.price.moved: 30 is not a percentage`);
+    expect(r.stdout).toMatch(/allowed: a percentage above 0, such as "30%"/);
+    expect(r.stdout).toContain("2 problems in 1 of 1 definition");
+
+    const unmapped = write("limits-unmapped.json", definition({ wieght: { moved: "50%" } }));
+    const w = await cli(["check", unmapped]);
+    expect(w.code).toBe(0);
+    expect(w.stdout).toContain(`${unmapped}: warning: file_configs[0].change_limits.wieght: "wieght" is not set by this file config, so its limits never apply`);
+  });
+
   it("warns of a credential written in clear into the address or a header, without echoing it", async () => {
     const file = write("keyed-feed.json", {
       name: "Keyed feed", active: true, schedule: "0 * * * *", type: "products", action: "import",

@@ -21,7 +21,7 @@ export const REAL_KEYS = [
   "is_key_file", "passphrase", "host_key", "validate", "method", "headers", "payload", "login_address", "oauth", "paginate",
   "pagination", "folder", "email_search", "subject", "body", "select", "after_import", "min_age", "require_file", "format",
   "delimiter", "enclosure", "skip_lines", "encoding", "sheet", "root", "jsonpath", "xpath", "bulk_file", "field_map", "field_run",
-  "value_map", "value_map_default", "identifier", "search", "create", "update", "remove", "remove_limit", "error_limit", "skip_all",
+  "value_map", "value_map_default", "identifier", "search", "create", "update", "remove", "remove_limit", "error_limit", "change_limits", "zeroed", "moved", "share", "skip_all",
   "diff_update", "diff_fields", "diff_tolerance", "vendor_actions", "service_actions", "payload_multi", "lineitem", "export_empty",
   "value", "encrypted", "label", "required", "hidden_from_user", "shared_id", "setValue", "remapField", "calculate", "replace",
   "prefix", "suffix", "truncate", "skip", "ignoreValue", "ignoreField", "trim", "uppercase", "lowercase", "next", "records",

@@ -6,6 +6,7 @@
  */
 
 import type { GuardTrip } from "../run-context.js";
+import { checkChangeLimits, type ChangeFacts } from "./change-guard.js";
 
 export type Limit = { kind: "count"; value: number } | { kind: "share"; value: number };
 
@@ -23,6 +24,8 @@ export interface GuardInput {
   firstError?: string | null;
   removeLimit: Limit;
   errorLimit: Limit;
+  /** A product pass's change counts and limits (change_limits); none for orders and bulk files. */
+  changes?: ChangeFacts | undefined;
   force: boolean;
 }
 
@@ -71,5 +74,5 @@ export function checkGuards(input: GuardInput): GuardTrip | null {
         forceable: true,
       };
   }
-  return null;
+  return input.changes ? checkChangeLimits(input.changes, input.force) : null;
 }

@@ -51,7 +51,7 @@ export interface PassInput {
 }
 
 /** What the guards weigh besides the pass's row errors and the file config's limits. */
-export type GuardFacts = Pick<GuardInput, "rows" | "cutAt" | "firstError" | "removals" | "scopeSize" | "removeConfigured">;
+export type GuardFacts = Pick<GuardInput, "rows" | "cutAt" | "firstError" | "removals" | "scopeSize" | "removeConfigured" | "changes">;
 
 /** What read, scope and plan leave for the driver (the counts are in the pass's tally). */
 export interface PassPlan {

@@ -10,9 +10,11 @@
  */
 
 import type { SourceRow } from "../../formats/index.js";
+import type { ChangeLimits } from "../../definition/index.js";
 import type { ImportMapper } from "../../mapping/index.js";
 import type { StateStore } from "../../state/index.js";
 import type { PlannedOp } from "../planned-op.js";
+import { ChangeTally } from "./change-guard.js";
 import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import type { WorkDb } from "./workdb.js";
 
@@ -40,6 +42,8 @@ export interface PlannerOptions {
   scopeSize: number;
   /** Removal is configured: the scope records the feed mentions are marked. */
   markSeen: boolean;
+  /** change_limits of the fields the file config sets; each planner counts afresh (a second read plans anew). */
+  changeLimits: { limits: ChangeLimits; fields: readonly string[] };
 }
 
 const NOTHING = new Map<string, Record<string, string>>();
@@ -50,11 +54,14 @@ export class ProductPlanner {
   readonly same: SameCounts = { same_fields: 0, same: 0 };
   rowErrors = 0;
   removals = 0;
+  readonly changes: ChangeTally;
 
   constructor(
     private readonly o: PlannerOptions,
     public mapper: ImportMapper<SourceRow>,
-  ) {}
+  ) {
+    this.changes = new ChangeTally(o.changeLimits.limits, o.changeLimits.fields);
+  }
 
   async page(rows: readonly PlannerRow[]): Promise<void> {
     const { o, mapper } = this;
@@ -114,6 +121,7 @@ export class ProductPlanner {
   private record(op: PlannedOp): Promise<void> | undefined {
     this.counts[op.kind] += 1;
     countSame(this.same, op);
+    this.changes.note(op);
     if (op.kind === "skipped" && this.o.live) this.o.work.addDeferred({ kind: "skip", line: op.line, identifier: op.identifier, message: op.reason ?? "" });
     return this.o.output.add(op);
   }

@@ -9,7 +9,7 @@
 
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { FileConfig } from "../../definition/index.js";
+import { formatPath, type FileConfig } from "../../definition/index.js";
 import type { SourceRow } from "../../formats/index.js";
 import { mappedFields, type ImportMapper } from "../../mapping/index.js";
 import { parseSearch, searchFields } from "../../search/index.js";
@@ -41,6 +41,12 @@ function planConfig(config: FileConfig): ProductPlanConfig {
   };
 }
 
+/** The mapped fields change_limits weighs: the scope reads them, so that each update knows the value it replaces. */
+function limitedFields(config: FileConfig, mapped: readonly string[]): string[] {
+  const limits = config.change_limits ?? {};
+  return mapped.filter((f) => f !== config.identifier && limits[f] !== undefined);
+}
+
 function serviceActionFields(config: FileConfig): string[] {
   return config.service_actions.flatMap((rule) => (rule.search ? searchFields(parseSearch(rule.search)) : []));
 }
@@ -67,11 +73,13 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
   const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
-  const scope = startProductScope(input.client, config, scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff }), work, input.signal);
+  const mapped = mappedFields(config);
+  const limited = limitedFields(config, mapped);
+  const scope = startProductScope(input.client, config, scopeFields(config, mapped, serviceActionFields(config), { before: input.debug.full && !input.diff, limited }), work, input.signal);
   let bulkFiles: BulkFile[] = [];
   return {
     plan: async (counts) => {
-      const planned = await planProducts(input, counts, work, repeats, output, scope);
+      const planned = await planProducts(input, counts, work, repeats, output, scope, limited);
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },
@@ -99,8 +107,9 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   };
 }
 
-async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
+async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead, limited: readonly string[]): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
   const { config } = input;
+  const options = (scopeSize: number): PlannerOptions => plannerOptions(input, plan, work, output, scopeSize, limited);
   const files = await input.files;
   input.onStage?.("read", 0);
   const plan = planConfig(config);
@@ -125,7 +134,7 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
       }
       input.onStage?.("scope", 0);
       scopeSize = await scope.size;
-      current.planner = new ProductPlanner(plannerOptions(input, plan, work, output, scopeSize), mapper);
+      current.planner = new ProductPlanner(options(scopeSize), mapper);
       input.onStage?.("plan", 0);
     },
     sink: {
@@ -162,7 +171,7 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
   if (!read.mapper || !current.planner) return { plan: { facts: null }, bulkFiles: [] };
   let done = current.planner;
   if (repeated) {
-    done = await planAgain(input, files, work, output, plannerOptions(input, plan, work, output, scopeSize), read.mapper);
+    done = await planAgain(input, files, work, output, options(scopeSize), read.mapper);
     counts.merged += work.mergedRows;
   } else if (page.length) await done.page(page);
   page = [];
@@ -174,12 +183,14 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
   const { files: bulkFiles, planned } = await output.finish();
   if (planned) input.debug.notePlan();
   for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
-  const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals: done.removals, scopeSize, removeConfigured: config.remove !== undefined };
+  const changes = { counts: done.changes.counts(), limits: config.change_limits ?? {}, scopeSize, at: formatPath(["file_configs", input.automation.file_configs.indexOf(config)]) };
+  const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals: done.removals, scopeSize, removeConfigured: config.remove !== undefined, changes };
   return { plan: { facts, applyFiles: bulkFiles.length }, bulkFiles };
 }
 
-function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number): PlannerOptions {
-  return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined };
+function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number, limited: readonly string[]): PlannerOptions {
+  const changeLimits = { limits: input.config.change_limits ?? {}, fields: limited };
+  return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined, changeLimits };
 }
 
 /**

@@ -12,13 +12,15 @@ import { ConveyorError } from "../../errors.js";
 import type { ServiceClient } from "../../service/index.js";
 import type { WorkDb } from "./workdb.js";
 
-export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[], options: { before: boolean }): string[] | null {
+export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[], options: { before: boolean; limited?: readonly string[] }): string[] | null {
   const fields = new Set<string>([config.identifier]);
   if (config.diff_update) for (const f of config.diff_fields ?? mappedFields) fields.add(f);
   // plan.csv shows each field's value before and after: a full debug run reads the mapped fields it would change.
   // A diff run's "before" is the snapshot it compares with, and a live run writes no plan.csv: both read only what
   // matching, diffing and removal need (the mapped fields of a million-product scope tripled a nightly debug run).
   if (options.before) for (const f of mappedFields) fields.add(f);
+  // change_limits weighs each update's value before against its value after (stock and price by default).
+  for (const f of options.limited ?? []) fields.add(f);
   for (const f of serviceActionFields) {
     if (f === "*") return null;
     fields.add(f);
