@@ -35,6 +35,8 @@ export function entryOf(config: number, op: PlannedOp, removed: Record<string, s
   if (op.kind === "remove") return removed ? { c: config, i: op.identifier, a: action, r: removed } : { c: config, i: op.identifier, a: action };
   const fields: JournalField[] = [];
   for (const change of op.changes) if (change.same !== true) fields.push([change.field, change.before, change.after]);
+  // An update that sends only values the service holds already (a full run does) changes nothing to take back.
+  if (fields.length === 0 && action === "edit") return null;
   return { c: config, i: op.identifier, a: action, f: fields };
 }
 
