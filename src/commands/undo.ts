@@ -18,6 +18,8 @@ import { runAccount, targetOf, type RunAccount } from "./run-target.js";
 interface UndoFlags {
   debug?: boolean;
   force?: boolean;
+  notify?: boolean;
+  email?: string;
   identifier?: string[];
   field?: string[];
   wait?: boolean;
@@ -38,6 +40,8 @@ export function register(program: Command): void {
     .argument("<run-id>", "the live run to undo (conveyor runs <automation> lists them)")
     .option("--debug", "plan the undo without changing anything: plan.csv shows each field going back, conflicts.csv what was changed since")
     .option("--force", "restore fields changed since the run as well, and run past the remove_limit guard")
+    .option("--notify", "send a summary by e-mail to --email (or the default notification address), as a run does")
+    .option("--email <address>", "where --notify sends the summary")
     .option("--identifier <value>", "undo only this record (repeatable)", collect, [])
     .option("--field <name>", "restore only this field (repeatable)", collect, [])
     .option("--automation <file-or-id>", "the definition to undo with, when the run's automation is a definition file outside the automations folder (default: the run's automation)")
@@ -49,6 +53,9 @@ export function register(program: Command): void {
       await runCommand(Boolean(flags.json), async () => {
         const settings = settingsFrom(command);
         const logger = createLogger({ level: flags.verbose ? "debug" : settings.logLevel === "info" ? "warn" : settings.logLevel });
+        if (flags.email !== undefined && !flags.notify) {
+          throw new ConveyorError("usage", `--email ${flags.email} is where --notify sends the summary, and --notify is not set`, { hint: "Add --notify to mail the summary, or leave out --email." });
+        }
         const worker = await openWorker(settings, logger);
         const controller = new AbortController();
         const onSignal = (): void => controller.abort();
@@ -72,8 +79,8 @@ export function register(program: Command): void {
             trigger: "manual",
             diff: false,
             force: Boolean(flags.force),
-            notify: false,
-            email: null,
+            notify: Boolean(flags.notify),
+            email: flags.email ?? null,
             signal: controller.signal,
             verbose: Boolean(flags.verbose),
             progress: (p) => progress.update(p),
@@ -81,7 +88,8 @@ export function register(program: Command): void {
           });
           await lock.release();
           progress.stop();
-          if (settings.alertEmail && run.outcome === "failed") {
+          // The same mails as a run: the --notify summary, and the alert address on a failure.
+          if (run.notify || (settings.alertEmail && run.outcome === "failed")) {
             const db = openDaemonDb(settings, worker.env.store);
             try {
               await new Notifier({ settings, store: worker.env.store, db, logger }).afterRun(run, target.automation.name);
