@@ -19,7 +19,7 @@
  * bench/out/build), as `conveyor run` does: tsx's loader thread alone adds ~35 MB of RSS. Read and write limits are raised to 100,000/min for
  * every run: at the seed's 60 writes/min, the 200 bulk files of the load would wait ~3.5 minutes.
  *
- *   npm run bench:import [-- rows]
+ *   npm run bench:import [-- rows [--journal]]   (--journal: only the undo journal's side-by-side live runs)
  */
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -295,10 +295,17 @@ async function main(): Promise<void> {
   const [flag, phase, dataDir, file] = process.argv.slice(2);
   if (flag === "--child" && phase && dataDir && file) return child(phase, dataDir, file);
   const rows = Number(flag ?? 1_000_000);
+  // `-- <rows> --journal`: only the undo journal's side-by-side runs.
+  const journalOnly = process.argv.includes("--journal");
   const bulkRows = Number(loadSettings({ env: {} }).bulkRows);
   script = await compileBench("import");
   const dir = await mkdtemp(path.join(tmpdir(), "bench-import-"));
   try {
+    if (journalOnly) {
+      const journal = await journalSideBySide(dir, rows);
+      await writeFile(path.join(BENCH_DIR, "out", "import-journal.json"), `${JSON.stringify({ rows, journal }, null, 2)}\n`);
+      return;
+    }
     const dataDir = path.join(dir, "data");
     const folder = path.join(dataDir, "storage", "demo", "feed");
     await mkdir(folder, { recursive: true });
