@@ -7,6 +7,7 @@
  * @module
  */
 
+import path from "node:path";
 import { ConveyorError } from "../errors.js";
 import type { UndoRequest } from "../pipeline/environment.js";
 import { ledgerKey } from "../pipeline/import/fetch.js";
@@ -19,7 +20,6 @@ import { journalEnabled, UndoJournalWriter } from "./journal-writer.js";
 import { openUndoPass } from "./undo-pass.js";
 import type { Conflict } from "./undo-plan.js";
 import { undoRefusal } from "./undoable.js";
-import path from "node:path";
 
 const CONFLICT_COLUMNS = ["identifier", "field", "before", "after", "now"] as const;
 
