@@ -112,6 +112,17 @@ describe("undo of a live product import", () => {
     expect(catalogue(h)).toEqual(changed);
   });
 
+  it("stops at remove_limit like any run, and --force goes past it", async () => {
+    const strict = h.automation({ field_map: FIELD_MAP, create: "start", update: "edit", remove: "end", remove_limit: 1 });
+    const stopped = await undo(h, strict, run.id);
+    expect(stopped.outcome).toBe("failed");
+    expect(stopped.guard?.name).toBe("remove_limit");
+    expect(h.items().get("P0")?.price).toBe("99.00");
+    const forced = await undo(h, strict, run.id, { force: true });
+    expect(forced.outcome).toBe("success");
+    expect(catalogue(h)).toEqual(before);
+  });
+
   it("narrows to identifiers and fields", async () => {
     const live = await undo(h, automation, run.id, { identifiers: ["P0", "N1"], fields: ["price"] });
     expect(live.outcome).toBe("success");
