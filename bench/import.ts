@@ -19,7 +19,7 @@
  * bench/out/build), as `conveyor run` does: tsx's loader thread alone adds ~35 MB of RSS. Read and write limits are raised to 100,000/min for
  * every run: at the seed's 60 writes/min, the 200 bulk files of the load would wait ~3.5 minutes.
  *
- *   npm run bench:import [-- rows]
+ *   npm run bench:import [-- rows [--journal]]   (--journal: only the undo journal's side-by-side live runs)
  */
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -46,15 +46,20 @@ const FIELD_MAP = { guid: "Item GUID", sku: "Item Number", title: "Title", descr
 const CHANGED_EVERY = 100;
 const FEED = "feed.csv";
 
-function row(r: number, changed: boolean): string[] {
-  const stock = (r * 31) % 500;
+/** The feed's rows: `changed` bumps every 100th stock, `reprice` every row's price and stock (the undo journal's worst case). */
+type Variant = "base" | "changed" | "reprice";
+
+function row(r: number, variant: Variant): string[] {
+  const changed = variant === "changed";
+  const shift = variant === "reprice" ? 1 : 0;
+  const stock = (r * 31) % 500 + shift;
   return [
     `G${String(r).padStart(12, "0")}`,
     `SKU-${r}`,
     `Product ${r} "${["Alpha", "Beta", "Gamma"][r % 3]}" edition`,
     `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua`,
     `Brand ${r % 250}`,
-    ((r % 9000) / 100 + 1).toFixed(2),
+    ((r % 9000) / 100 + 1 + shift).toFixed(2),
     String(changed && r % CHANGED_EVERY === 0 ? stock + 1 : stock),
     ((r % 5000) / 1000).toFixed(3),
     String(4_000_000_000_000 + r),
@@ -68,12 +73,12 @@ function row(r: number, changed: boolean): string[] {
 }
 
 /** Streams the feed to `file`; `changed` bumps the stock of every 100th row. */
-async function generate(file: string, rows: number, changed: boolean): Promise<void> {
+async function generate(file: string, rows: number, variant: Variant): Promise<void> {
   const quote = (v: string): string => `"${v.replace(/"/g, '""')}"`;
   const out = createWriteStream(file);
   let buffer = `${HEADER.map(quote).join(",")}\n`;
   for (let r = 1; r <= rows; r++) {
-    buffer += `${row(r, changed).map(quote).join(",")}\n`;
+    buffer += `${row(r, variant).map(quote).join(",")}\n`;
     if (buffer.length > 1 << 20) {
       if (!out.write(buffer)) await once(out, "drain");
       buffer = "";
@@ -111,6 +116,8 @@ interface PhaseResult {
   bulkFiles?: number;
   timings?: Array<{ stage: string; seconds: number }>;
   runId?: string;
+  /** A live run's undo journal (record.undo). */
+  undo?: { journal: boolean; entries?: number; bytes?: number };
 }
 
 /** Phase 7: the reader and the snapshot lookups of a diff run, alone. */
@@ -166,7 +173,7 @@ async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResul
     const { rows, ...counts } = run.counts;
     const summary = JSON.parse(await readFile(path.join(runFolder(dataDir, run.id), "debug", "summary.json"), "utf8")) as { timings: Array<{ stage: string; at: string }> };
     const timings = summary.timings.slice(0, -1).map((t, i) => ({ stage: t.stage, seconds: (Date.parse(summary.timings[i + 1]?.at ?? t.at) - Date.parse(t.at)) / 1000 }));
-    return { phase, rows, outcome: run.outcome ?? "running", counts, requests: run.requests, bulkFiles, timings, runId: run.id };
+    return { phase, rows, outcome: run.outcome ?? "running", counts, requests: run.requests, bulkFiles, timings, runId: run.id, ...(run.undo ? { undo: run.undo } : {}) };
   } finally {
     ServiceClient.prototype.submitBulk = submit;
     await worker.close();
@@ -200,9 +207,10 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 let script = "";
 
-async function measure(phase: string, dataDir: string, file: string): Promise<PhaseResult> {
+async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
   const proc = spawn(process.execPath, [script, "--child", phase, dataDir, file], {
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...env },
   });
   let out = "";
   proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -245,29 +253,75 @@ async function judged(dataDir: string, feed: string): Promise<[PhaseResult, Phas
   return [median(bares), median(firsts)];
 }
 
+/**
+ * The undo journal's cost (issue 33): in two fresh data folders, the live load
+ * of the feed, then the live full run of a feed that changes every row's price
+ * and stock (two changed fields a row), one folder with the journal and one
+ * with CONVEYOR_UNDO_JOURNAL=0, side by side; with the journal's size.
+ */
+async function journalSideBySide(dir: string, rows: number): Promise<Record<string, unknown>> {
+  const results: Record<string, PhaseResult> = {};
+  for (const [name, env] of [
+    ["with", {}],
+    ["without", { CONVEYOR_UNDO_JOURNAL: "0" }],
+  ] as const) {
+    const dataDir = path.join(dir, `journal-${name}`);
+    const folder = path.join(dataDir, "storage", "demo", "feed");
+    await mkdir(folder, { recursive: true });
+    const feed = path.join(folder, FEED);
+    await generate(feed, rows, "base");
+    results[`load ${name}`] = await measure("load", dataDir, feed, env);
+    await generate(feed, rows, "reprice");
+    results[`reprice ${name}`] = await measure("load", dataDir, feed, env);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const table = Object.entries(results).map(([name, p]) => ({
+    run: `${name} journal`,
+    seconds: Number(p.seconds.toFixed(1)),
+    "CPU s": Number(p.cpuSeconds.toFixed(1)),
+    "peak RSS MB": Math.round(p.peakRssMb),
+    "journal entries": p.undo?.entries ?? 0,
+    "journal KB": Math.round((p.undo?.bytes ?? 0) / 1024),
+  }));
+  console.table(table);
+  const slower = (a: PhaseResult | undefined, b: PhaseResult | undefined): number => (a && b ? a.seconds / b.seconds - 1 : 0);
+  const load = slower(results["load with"], results["load without"]);
+  const reprice = slower(results["reprice with"], results["reprice without"]);
+  console.log(`info undo journal: the live load ${(load * 100).toFixed(1)}% and the repriced full run ${(reprice * 100).toFixed(1)}% slower with it (target: at most 10%); the repriced run's journal ${((results["reprice with"]?.undo?.bytes ?? 0) / 1e6).toFixed(2)} MB for ${(2 * rows).toLocaleString("en")} changed fields`);
+  return { table, loadSlower: load, repriceSlower: reprice };
+}
+
 async function main(): Promise<void> {
   const [flag, phase, dataDir, file] = process.argv.slice(2);
   if (flag === "--child" && phase && dataDir && file) return child(phase, dataDir, file);
   const rows = Number(flag ?? 1_000_000);
+  // `-- <rows> --journal`: only the undo journal's side-by-side runs.
+  const journalOnly = process.argv.includes("--journal");
   const bulkRows = Number(loadSettings({ env: {} }).bulkRows);
   script = await compileBench("import");
   const dir = await mkdtemp(path.join(tmpdir(), "bench-import-"));
   try {
+    if (journalOnly) {
+      const journal = await journalSideBySide(dir, rows);
+      await writeFile(path.join(BENCH_DIR, "out", "import-journal.json"), `${JSON.stringify({ rows, journal }, null, 2)}\n`);
+      return;
+    }
     const dataDir = path.join(dir, "data");
     const folder = path.join(dataDir, "storage", "demo", "feed");
     await mkdir(folder, { recursive: true });
     const feed = path.join(folder, FEED);
-    await generate(feed, rows, false);
+    await generate(feed, rows, "base");
     const size = (await stat(feed)).size;
     console.log(`file: ${rows.toLocaleString("en")} rows, ${HEADER.length} quoted columns, ${(size / 1e6).toFixed(0)} MB; ${Object.keys(FIELD_MAP).length} mapped`);
     const [parse, first] = await judged(dataDir, feed);
     const load = await measure("load", dataDir, feed);
     // The changed file replaces the feed: the next runs pick it up as the latest file.
-    await generate(feed, rows, true);
+    await generate(feed, rows, "changed");
     const nightly = await measure("nightly", dataDir, feed);
     const diff = await measure("diff", dataDir, feed);
     const least = await measure("floor", dataDir, feed);
     const phases = [parse, first, load, nightly, diff, least];
+    const journal = await journalSideBySide(dir, rows);
 
     const changed = Math.floor(rows / CHANGED_EVERY);
     const columnSets = 1;
@@ -300,7 +354,7 @@ async function main(): Promise<void> {
     const cores = availableParallelism();
     const bound = parse.seconds / (first.cpuSeconds / cores);
     console.log(`info CPU time: the debug run ${first.cpuSeconds.toFixed(1)} s, ${(first.cpuSeconds / parse.cpuSeconds).toFixed(1)}x the bare parse's ${parse.cpuSeconds.toFixed(1)} s; spread perfectly over this machine's ${cores} cores, it would reach ${bound.toFixed(2)}x bare at best`);
-    await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks }, null, 2)}\n`);
+    await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks, journal }, null, 2)}\n`);
     if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
   } finally {
     await removeBenchBuild();

@@ -71,5 +71,8 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     ...(run.unconfirmed_files?.length ? { unconfirmed_files: run.unconfirmed_files } : {}),
     ...(run.failures?.length ? { failures: run.failures } : {}),
     ...(run.masked?.length ? { masked: run.masked } : {}),
+    // Whether the run can be undone (and why not), and for an undo: which run it took back and what it left alone.
+    ...(run.undo ? { undo: run.undo } : {}),
+    ...(run.undo_of ? { undo_of: run.undo_of, conflicts: run.conflicts ?? 0 } : {}),
   };
 }

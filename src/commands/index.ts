@@ -10,6 +10,7 @@ import { register as runs } from "./runs.js";
 import { register as debugFiles } from "./debug-files.js";
 import { register as reload } from "./reload.js";
 import { register as logs } from "./logs.js";
+import { register as undo } from "./undo.js";
 
 /**
  * Every command registers itself here: one file per command under
@@ -17,4 +18,4 @@ import { register as logs } from "./logs.js";
  */
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles, logs, reload];
+export const commands: Register[] = [service, check, show, run, ls, daemon, accounts, runs, debugFiles, logs, reload, undo];

@@ -37,12 +37,14 @@ export const journalRunSchema = z.object({
   notify: z.boolean(),
   email: z.string().nullable(),
   fireTime: z.string().optional(),
+  // An undo waiting when the daemon stopped must come back as that undo, never as a run of the automation.
+  undo: z.object({ of: z.string().min(1), identifiers: z.array(z.string()), fields: z.array(z.string()) }).optional(),
 });
 
 /** The run's own fields only, so the stored JSON never carries something a caller attached to the request. */
 export function journalBody(run: QueuedRun): string {
-  const { id, automation, account, mode, trigger, diff, force, notify, email, fireTime } = run;
-  return JSON.stringify({ id, automation, account, mode, trigger, diff, force, notify, email, ...(fireTime === undefined ? {} : { fireTime }) });
+  const { id, automation, account, mode, trigger, diff, force, notify, email, fireTime, undo } = run;
+  return JSON.stringify({ id, automation, account, mode, trigger, diff, force, notify, email, ...(fireTime === undefined ? {} : { fireTime }), ...(undo === undefined ? {} : { undo }) });
 }
 
 /** The table of the daemon's queue journal; `seq` keeps the order runs were queued in. */

@@ -46,7 +46,8 @@ export class DaemonExecutor implements RunExecutor {
       const { automation } = definitions.effective(stored);
       const env = await environments.forAccount(stored.account);
       const { mode, trigger, diff, force, notify, email, id } = runStart(request);
-      record = await runAutomation(env, { key: request.automation, automation, mode, trigger, diff, force, notify, email, id, signal });
+      const undo = request.undo ? { undo: request.undo } : {};
+      record = await runAutomation(env, { key: request.automation, automation, mode, trigger, diff, force, notify, email, id, signal, ...undo });
     } catch (raw) {
       record = await this.failedBeforeStart(request, raw);
     } finally {

@@ -127,7 +127,8 @@ export class RunQueue {
         hint: "send the request again once the daemon has restarted",
       });
     }
-    const waiting = this.waiting.find((e) => e.run.automation === request.automation && e.run.mode === request.mode);
+    // An undo joins only an undo of the same run: it is not the automation's run, and no run is that undo.
+    const waiting = this.waiting.find((e) => e.run.automation === request.automation && e.run.mode === request.mode && e.run.undo?.of === request.undo?.of);
     if (waiting) return { id: waiting.run.id, queued: true, existing: true };
     const now = this.clock.now();
     const entry: Entry = { run: { ...request, id: request.id ?? this.newId(new Date(now)) }, enqueued: now, started: null, controller: null, timer: null, reason: null };

@@ -22,6 +22,8 @@ export interface SchedulableAutomation {
 export interface RunRequest extends RunSubject, RunParameters {
   /** The cron fire time (ISO) a scheduled run stands for. */
   fireTime?: string;
+  /** An undo (`POST /v3/automations/runs/{id}/undo`): the run it takes back, narrowed to some identifiers or fields. */
+  undo?: { of: string; identifiers: string[]; fields: string[] };
 }
 
 export type QueuedRun = RunRequest & { id: string };

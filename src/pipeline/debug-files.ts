@@ -167,6 +167,20 @@ export class DebugFiles {
     return this.maskedFiles;
   }
 
+  /** A CSV file of rows with these columns (an undo's conflicts.csv), kept in live runs too. */
+  async addTable(name: string, columns: readonly string[], rows: ReadonlyArray<Record<string, string>>): Promise<void> {
+    const writer = await this.writer(name, [...columns]);
+    try {
+      for (const row of rows) {
+        const masked: Record<string, string> = {};
+        for (const c of columns) masked[c] = maskSecrets(row[c] ?? "");
+        await writer.write(masked);
+      }
+    } finally {
+      await writer.close();
+    }
+  }
+
   async addJson(name: string, body: unknown): Promise<void> {
     await writeFile(path.join(this.folder, name), `${maskSecrets(JSON.stringify(maskDeep(body), null, 2))}\n`);
     this.names.add(name);

@@ -46,6 +46,16 @@ export interface RunOptions extends RunParameters {
    * matches; no ledger, no after_import: the user's file is left as it is.
    */
   localFiles?: readonly string[];
+  /** `conveyor undo`: this run takes back run `of` (narrowed to some identifiers or fields when given) instead of importing. */
+  undo?: UndoRequest;
+}
+
+export interface UndoRequest {
+  of: string;
+  /** `--identifier`: only these records (empty: all). */
+  identifiers: readonly string[];
+  /** `--field`: only these fields (empty: all). */
+  fields: readonly string[];
 }
 
 export type RunResult = RunRecord;

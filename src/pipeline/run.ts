@@ -18,6 +18,7 @@ import { runExport } from "./export/run.js";
 import { failedRecordsError } from "./failure-tally.js";
 import { runImport } from "./import/run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
+import { runUndo } from "../undo/undo-run.js";
 import type { PassOutcome } from "./run-context.js";
 
 export function runFolder(dataDir: string, runId: string): string {
@@ -55,7 +56,8 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     stage("prepare");
     // Every parameter problem ends the run here, before a connection is opened.
     const automation = resolveAutomation(options.automation, { runId: id, now: now(), secretKey: env.secretKey });
-    if (automation.action === "export") result = await runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
+    if (options.undo) result = await runUndo({ env, options, automation, recorder, client, debug, workDir, now, stage }, options.undo);
+    else if (automation.action === "export") result = await runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     else {
       if (automation.type === "fitment") throw new ConveyorError("usage", "imports of fitment are not available: fitment is export only");
       result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });

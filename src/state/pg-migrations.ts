@@ -66,6 +66,13 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         automation text PRIMARY KEY, run_id text NOT NULL, daemon text NOT NULL,
         started timestamptz NOT NULL DEFAULT now(), heartbeat timestamptz NOT NULL DEFAULT now());`,
   },
+  {
+    name: "undo journal: gzip'd chunks of a live product import's changes, deleted with the run",
+    sql: `
+      CREATE TABLE undo_journal (
+        run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE, chunk integer NOT NULL, body bytea NOT NULL,
+        PRIMARY KEY (run_id, chunk));`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

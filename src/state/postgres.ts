@@ -259,6 +259,15 @@ export class PostgresStore implements StateStore {
     await pgReleaseLock(this.pool, automation, runId);
   }
 
+  async putUndoChunk(runId: string, chunk: number, body: Buffer): Promise<void> {
+    await this.pool.query("INSERT INTO undo_journal (run_id, chunk, body) VALUES ($1, $2, $3) ON CONFLICT (run_id, chunk) DO UPDATE SET body = EXCLUDED.body", [runId, chunk, body]);
+  }
+
+  async getUndoChunks(runId: string): Promise<Buffer[]> {
+    const result = await this.pool.query<{ body: Buffer }>("SELECT body FROM undo_journal WHERE run_id = $1 ORDER BY chunk", [runId]);
+    return result.rows.map((r) => r.body);
+  }
+
   async getMetadata(automation: string): Promise<Record<string, unknown>> {
     const { rows } = await this.pool.query<{ body: Record<string, unknown> }>("SELECT body FROM metadata WHERE automation = $1", [automation]);
     return rows[0]?.body ?? {};

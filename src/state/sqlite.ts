@@ -40,6 +40,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX logs_by_job ON logs (account, job_id);
    CREATE TABLE metadata (automation TEXT PRIMARY KEY, body TEXT NOT NULL);`,
   `CREATE TABLE run_locks (automation TEXT PRIMARY KEY, run_id TEXT NOT NULL, holder TEXT NOT NULL, started TEXT NOT NULL, heartbeat TEXT NOT NULL);`,
+  `CREATE TABLE undo_journal (run_id TEXT NOT NULL, chunk INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run_id, chunk)) WITHOUT ROWID;`,
 ];
 
 const CHUNK = 500;
@@ -148,6 +149,8 @@ export class SqliteStore implements StateStore {
   async pruneRuns(before: Date): Promise<number> {
     // Log records go with the runs that wrote them: both are kept for run_retention.
     this.db.prepare("DELETE FROM logs WHERE timestamp < ?").run(before.toISOString().replace("T", " ").slice(0, 19));
+    // The undo journals go with their runs (PostgreSQL: by its foreign key).
+    this.db.prepare("DELETE FROM undo_journal WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());
     return this.db.prepare("DELETE FROM runs WHERE outcome IS NOT NULL AND started < ?").run(before.toISOString()).changes;
   }
 
@@ -285,6 +288,14 @@ export class SqliteStore implements StateStore {
 
   async releaseLock(automation: string, runId: string): Promise<void> {
     this.locks.release(automation, runId);
+  }
+
+  async putUndoChunk(runId: string, chunk: number, body: Buffer): Promise<void> {
+    this.db.prepare("INSERT OR REPLACE INTO undo_journal (run_id, chunk, body) VALUES (?, ?, ?)").run(runId, chunk, body);
+  }
+
+  async getUndoChunks(runId: string): Promise<Buffer[]> {
+    return this.db.prepare("SELECT body FROM undo_journal WHERE run_id = ? ORDER BY chunk").pluck().all(runId) as Buffer[];
   }
 
   async getMetadata(automation: string): Promise<Record<string, unknown>> {

@@ -114,6 +114,15 @@ export interface RunRecord extends RunSubject, RunParameters {
   applied?: RunApplied;
   /** Files sent whose result was not read: a run that ends with any was interrupted or failed mid-apply. */
   unconfirmed_files?: UnconfirmedFile[];
+  /**
+   * A live product import's undo journal (`chunks` stored, `entries` in them),
+   * or why the run cannot be undone (`reason`: an order import, an export).
+   */
+  undo?: { journal: boolean; chunks?: number; entries?: number; bytes?: number; reason?: string };
+  /** An undo run: the run it takes back. */
+  undo_of?: string;
+  /** An undo run: the fields it left alone because the service no longer held the value the run set (conflicts.csv). */
+  conflicts?: number;
   /** Last sign of life of a running run: a run whose heartbeat stopped was interrupted. */
   heartbeat: string | null;
 }
@@ -293,6 +302,11 @@ export interface StateStore {
   /** The holder's sign of life; false when the run no longer holds the lock (it was taken over as dead). */
   renewLock(automation: string, runId: string): Promise<boolean>;
   releaseLock(automation: string, runId: string): Promise<void>;
+
+  /** Stores chunk `chunk` (gzip'd JSON lines) of the run's undo journal; deleted with the run record. */
+  putUndoChunk(runId: string, chunk: number, body: Buffer): Promise<void>;
+  /** The run's undo journal, its chunks in order; empty when it has none. */
+  getUndoChunks(runId: string): Promise<Buffer[]>;
 
   getMetadata(automation: string): Promise<Record<string, unknown>>;
   setMetadata(automation: string, metadata: Record<string, unknown>): Promise<void>;

@@ -93,7 +93,7 @@ describe("README.md walkthrough (First session), pasted into a shell", () => {
 
   // Needs `GET …/run?wait=<seconds>` (h1-flags, issue #29): without it step 5 answers before the run ends and the
   // product still shows stock 120. It is meant to fail until that branch is merged, never to be skipped.
-  it("shows stock 120 -> 148 and cost 3.10 -> 3.42 around the live run", async () => {
+  it("shows stock 120 -> 148 and cost 3.10 -> 3.42 around the live run, and 120 and 3.10 again after its undo", async () => {
     if (!daemon) throw new Error("the daemon did not start");
     const block = walkthroughBlock(readFileSync(path.join(ROOT, "README.md"), "utf8"));
     // What the test substitutes must be in the block, or the substitution would silently test something else.
@@ -139,6 +139,12 @@ describe("README.md walkthrough (First session), pasted into a shell", () => {
     expect(live).toMatchObject({ result: "success", state: "finished" });
     expect(live.run).toMatchObject({ outcome: "success" });
     expect(productFields(of("guid=bn-0000012345", 1))).toEqual({ stock: "148", cost: "3.42" });
+
+    // Step 7: the live run undone through the API; the product holds its values before the run again.
+    const undo = JSON.parse(of("/undo?wait=60")) as Record<string, unknown>;
+    expect(undo).toMatchObject({ result: "success", state: "finished" });
+    expect(undo.run).toMatchObject({ outcome: "success", undo_of: live.id, conflicts: 0 });
+    expect(productFields(of("guid=bn-0000012345", 2))).toEqual({ stock: "120", cost: "3.10" });
 
     expect(of("/v3/logs")).toContain("0000012345");
     const runs = of("npx conveyor runs");

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { HttpError, badRequest } from "../../http/envelopes.js";
-import { toConveyorError } from "../../errors.js";
+import { ConveyorError, toConveyorError } from "../../errors.js";
 import type { RunRequest } from "../types.js";
 import type { ApiContext } from "./context.js";
 import { checkRunFlags, waitSeconds } from "./flags.js";
@@ -10,6 +10,9 @@ import { runView } from "./runs.js";
 
 /** The run endpoint's parameters (part 4.2), `force`, which lets a run past its guards, and `wait`. */
 export const RUN_PARAMS = ["debug", "diff", "notify", "email", "force", "wait"] as const;
+
+/** An undo's parameters: it restores what a run set, so `diff` means nothing to it; notify as a run. */
+export const UNDO_PARAMS = ["debug", "force", "wait", "notify", "email"] as const;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -24,8 +27,16 @@ export type RunHolds = Set<AbortController>;
  * run's `state` and its record. Every parameter is checked before the run is
  * queued: a refused request leaves nothing behind.
  */
-export async function queueRun(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, holds: RunHolds, key: string, account: string): Promise<Record<string, unknown>> {
-  const q = rejectUnknown(request, RUN_PARAMS);
+export async function queueRun(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  holds: RunHolds,
+  key: string,
+  account: string,
+  undo?: RunRequest["undo"],
+): Promise<Record<string, unknown>> {
+  const q = rejectUnknown(request, undo ? UNDO_PARAMS : RUN_PARAMS);
   const flags = checkRunFlags(request);
   const wait = waitSeconds(request);
   const email = q.email?.trim() || null;
@@ -39,14 +50,17 @@ export async function queueRun(ctx: ApiContext, request: FastifyRequest, reply: 
     force: flags.force,
     notify: flags.notify,
     email,
+    ...(undo ? { undo } : {}),
   };
   let result;
   try {
+    // The cluster's shared queue keeps one waiting run per automation and mode, with no room for what an undo takes back.
+    if (undo && ctx.intake) throw new ConveyorError("usage", "undo requests are not queued through the cluster's shared queue yet", { hint: "Run conveyor undo <run-id> on a machine with the state database." });
     result = ctx.intake ? await ctx.intake.enqueue(run) : ctx.queue.enqueue(run);
   } catch (err) {
     throw new HttpError(503, toConveyorError(err).message);
   }
-  const what = `${run.mode === "debug" ? "debug" : "live"} run of automation ${key}`;
+  const what = `${run.mode === "debug" ? "debug" : "live"} ${undo ? `undo of run ${undo.of}` : "run"} of automation ${key}`;
   const message = result.existing
     ? `a ${what} is already waiting; this request joined it`
     : result.queued

@@ -13,6 +13,7 @@ import { registerHealth } from "./health.js";
 import { registerInstalled } from "./installed.js";
 import { registerLogs } from "./logs.js";
 import { registerRuns } from "./runs.js";
+import { registerUndo } from "./undo-route.js";
 
 /** The seed's limits per minute (v3 part 8), per API user. */
 export const API_LIMITS: RateLimits = { read: 300, write: 60, options: 300 };
@@ -56,6 +57,7 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerCustom(app, ctx);
   registerInstalled(app, ctx);
   registerRuns(app, ctx);
+  registerUndo(app, ctx);
   registerLogs(app, ctx);
   return app;
 }

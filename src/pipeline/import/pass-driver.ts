@@ -20,6 +20,7 @@ import type { GuardTrip } from "../run-context.js";
 import { checkGuards, type GuardInput } from "./guards.js";
 import { notPlannedLog, type LogWriter } from "../logs.js";
 import type { PointerTally } from "./pointer-tally.js";
+import type { UndoJournalWriter } from "../../undo/journal-writer.js";
 
 export type PassStage = "read" | "scope" | "plan" | "apply" | "commit";
 
@@ -44,6 +45,8 @@ export interface PassInput {
   signal?: AbortSignal;
   /** Told what reaches the service, file by file (the run record). */
   journal?: ApplyJournal;
+  /** A live product pass: the run's undo journal, and this pass's file config index in it. */
+  undo?: { writer: UndoJournalWriter; config: number };
   /** The run's pointer candidates, offered each record the pass reads. */
   pointers?: PointerTally;
   /** `files`: bulk files sent and in all, during apply. */

@@ -23,7 +23,7 @@ import { notPlannedLog } from "../logs.js";
 import type { PassInput, PassPlan, PassStrategy } from "./pass-driver.js";
 import type { ProductAction } from "../planned-op.js";
 import type { ProductPlanConfig } from "./plan.js";
-import { ProductPlanner, type PlannerOptions, type PlannerRow } from "./product-planner.js";
+import { ProductPlanner, type OpSink, type PlannerOptions, type PlannerRow } from "./product-planner.js";
 import { QUIET_DEBUG, readAndMap } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
 import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
@@ -73,18 +73,24 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
   const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
+  const undo = input.undo;
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
-  const scope = startProductScope(input.client, config, scopeFields(config, mapped, serviceActionFields(config), { before: input.debug.full && !input.diff, limited }), work, input.signal);
+  // The undo journal keeps each changed field's value before: the scope reads the mapped fields, and every field of what a delete takes away.
+  const fields = undo && config.remove === "delete" ? null : scopeFields(config, mapped, serviceActionFields(config), { before: (input.debug.full && !input.diff) || undo !== undefined, limited });
+  const scope = startProductScope(input.client, config, fields, work, input.signal);
+  const sink = undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   let bulkFiles: BulkFile[] = [];
   return {
     plan: async (counts) => {
-      const planned = await planProducts(input, counts, work, repeats, output, scope, limited);
+      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink }, scope, limited);
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },
-    apply: (onFile) =>
-      applyProductFiles({
+    apply: async (onFile) => {
+      // Stored before the first bulk file goes: a run killed mid-apply leaves what it takes to undo it.
+      await undo?.writer.flush();
+      return applyProductFiles({
         client: input.client,
         files: bulkFiles,
         runId: input.runId,
@@ -94,7 +100,8 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
         failed: work.failures(),
         journal: input.journal,
         onFile,
-      }),
+      });
+    },
     places: (files, failed) => mappedPlaces(input, files, failed),
     commit: (apply) => commitSnapshot(input, work, apply, bulkFiles),
     close: async () => {
@@ -107,8 +114,15 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   };
 }
 
-async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, output: OpWriter, scope: ScopeRead, limited: readonly string[]): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
+/** The op writer, and what the planner hands operations to (the writer, or the undo journal in front of it). */
+interface PlanOutput {
+  writer: OpWriter;
+  sink: OpSink;
+}
+
+async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, out: PlanOutput, scope: ScopeRead, limited: readonly string[]): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
   const { config } = input;
+  const output = out.sink;
   const options = (scopeSize: number): PlannerOptions => plannerOptions(input, plan, work, output, scopeSize, limited);
   const files = await input.files;
   input.onStage?.("read", 0);
@@ -171,7 +185,8 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
   if (!read.mapper || !current.planner) return { plan: { facts: null }, bulkFiles: [] };
   let done = current.planner;
   if (repeated) {
-    done = await planAgain(input, files, work, output, options(scopeSize), read.mapper);
+    input.undo?.writer.discard();
+    done = await planAgain(input, files, work, out.writer, options(scopeSize), read.mapper);
     counts.merged += work.mergedRows;
   } else if (page.length) await done.page(page);
   page = [];
@@ -180,7 +195,7 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
   for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key];
   counts.row_errors += done.rowErrors;
   await reportDeferred(input, work);
-  const { files: bulkFiles, planned } = await output.finish();
+  const { files: bulkFiles, planned } = await out.writer.finish();
   if (planned) input.debug.notePlan();
   for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
   const changes = { counts: done.changes.counts(), limits: config.change_limits ?? {}, scopeSize, at: formatPath(["file_configs", input.automation.file_configs.indexOf(config)]) };
@@ -188,7 +203,7 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
   return { plan: { facts, applyFiles: bulkFiles.length }, bulkFiles };
 }
 
-function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpWriter, scopeSize: number, limited: readonly string[]): PlannerOptions {
+function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpSink, scopeSize: number, limited: readonly string[]): PlannerOptions {
   const changeLimits = { limits: input.config.change_limits ?? {}, fields: limited };
   return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined, changeLimits };
 }

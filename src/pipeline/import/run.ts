@@ -20,6 +20,8 @@ import { openImportSource } from "./source.js";
 import { LogWriter } from "../logs.js";
 import { runPass } from "./pass-driver.js";
 import { commitPointers, PointerTally } from "./pointer-tally.js";
+import { journalEnabled, UndoJournalWriter } from "../../undo/journal-writer.js";
+import { undoRefusal } from "../../undo/undoable.js";
 import type { PassOutcome, RunContext } from "../run-context.js";
 
 export async function runImport(ctx: RunContext): Promise<PassOutcome> {
@@ -35,6 +37,10 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   let held = false;
   // The files' hashes, computed while the passes read them: the record has them all before the run ends.
   const hashes: Array<Promise<unknown>> = [];
+  // Only a live product import keeps an undo journal; the record says why any other run cannot be undone.
+  const refusal = undoRefusal(automation);
+  const undo = live && refusal === null && journalEnabled() ? new UndoJournalWriter(ctx.env.store, recorder.record.id) : undefined;
+  if (live) recorder.record.undo = refusal === null ? { journal: undo !== undefined, ...(undo ? {} : { reason: "the undo journal was turned off (CONVEYOR_UNDO_JOURNAL=0)" }) } : { journal: false, reason: refusal };
   const downloads: Array<Promise<unknown>> = [];
   try {
     for (const [index, config] of automation.file_configs.entries()) {
@@ -75,6 +81,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
           now: ctx.now,
           signal: options.signal,
           journal: recorder,
+          ...(undo ? { undo: { writer: undo, config: index } } : {}),
           ...(pointers.empty ? {} : { pointers }),
           onStage: (stage, rows, files) => ctx.stage(stage, rows, files),
         },
@@ -97,6 +104,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
     await Promise.all(downloads);
     await Promise.allSettled(hashes);
     recorder.noteConnection(source.facts());
+    if (undo) recorder.record.undo = { journal: true, chunks: undo.chunksStored, entries: undo.count, bytes: undo.bytes };
     await logs.flush();
     await source.close();
   }
