@@ -51,6 +51,7 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
   const lines = [
     `Automation: ${name} (${run.automation})`,
     `Run: ${run.id} (${run.mode === "debug" ? "debug run, nothing was written" : "live run"}, ${run.trigger})`,
+    ...(run.undo_of ? [`Undo of run ${run.undo_of}: ${count(run.conflicts ?? 0, "field")} left alone as a conflict (conflicts.csv among the debug files)`] : []),
     `Outcome: ${run.outcome ?? "running"}`,
     `Duration: ${duration(run)}`,
     "",
@@ -70,7 +71,7 @@ export async function summaryMessage(run: RunRecord, name: string, to: string, d
   if (size > ATTACH_LIMIT) lines.push("", `errors.csv (${size} bytes) is too big to attach; read it from the run's debug files.`);
   return {
     to,
-    subject: maskSecrets(`[conveyor] ${name}: ${run.outcome ?? "running"}`),
+    subject: maskSecrets(`[conveyor] ${name}: ${run.undo_of ? `undo of ${run.undo_of} ` : ""}${run.outcome ?? "running"}`),
     text: maskSecrets(lines.join("\n")),
     ...(attach ? { attachments: [{ filename: "errors.csv", path: errorsFile }] } : {}),
   };
@@ -82,7 +83,7 @@ export function failedAlert(run: RunRecord, name: string, to: string): MailMessa
     subject: maskSecrets(`[conveyor] ALERT: ${name} failed`),
     text: maskSecrets(
       [
-        `The ${run.trigger} run ${run.id} of ${name} (automation ${run.automation}) failed.`,
+        `The ${run.trigger} ${run.undo_of ? `undo (of run ${run.undo_of})` : "run"} ${run.id} of ${name} (automation ${run.automation}) failed.`,
         run.guard ? `Stopped by the ${run.guard.name} guard: ${run.guard.message}` : "",
         run.error ? `Error (${run.error.code}): ${run.error.message}` : "",
         run.error?.hint ? `How to fix: ${run.error.hint}` : "",

@@ -54,4 +54,13 @@ describe("notification texts", () => {
     expect(mail.text).toContain(`1 record failed, by the service's message:\n  ${TITLE} (1: SKU-9)`);
     expect(mail.text).not.toContain("Error (");
   });
+
+  it("an undo says so in the subject and the text, with its conflicts", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-notify-text-"));
+    const undo = record({ outcome: "success", error: null, failures: [], undo_of: "r20261124T020000-def456", conflicts: 1 });
+    const mail = await summaryMessage(undo, "Stock feed", "ops@shop.test", dataDir);
+    expect(mail.subject).toBe("[conveyor] Stock feed: undo of r20261124T020000-def456 success");
+    expect(mail.text).toContain("Undo of run r20261124T020000-def456: 1 field left alone as a conflict (conflicts.csv among the debug files)");
+    expect(failedAlert({ ...undo, outcome: "failed" }, "Stock feed", "a@shop.test").text).toMatch(/^The schedule undo \(of run r20261124T020000-def456\) r20261125T101500-abc123 of Stock feed/);
+  });
 });
