@@ -71,6 +71,8 @@ export function undoOp(entry: JournalEntry, now: Record<string, string> | undefi
 /** A record the run ended is relisted; one it deleted is created again from the record the run read. */
 function takeBackRemoval(entry: JournalEntry, now: Record<string, string> | undefined, options: UndoPlanOptions): PlannedOp | null {
   const identifier = entry.i;
+  // Ended already when the run read it (a scope that holds ended records ends them again): nothing to put back on sale.
+  if (entry.a === "end" && entry.r?.listed === "0") return null;
   if (now !== undefined) {
     // Still there (ended, or made again since): relisted unless it is listed already.
     if (entry.a === "delete" || now.listed === "1") return null;

@@ -131,4 +131,22 @@ describe("undo of a live product import", () => {
     expect(h.items().get("N1")?.listed).toBe("0");
     expect(h.items().get("N2")?.listed).toBe("1");
   });
+
+  // The forced run also ends P2 and P3 again (ended by the run before, still in scope): the undo must not relist them.
+  it("undoes a forced price shift without a change limit stopping the undo", async () => {
+    const restored = catalogue(h);
+    // Every price takes the stock column's value: the change limit stops it, --force applies it.
+    const shifted = [...BASE.slice(0, 2).map(([g, t, , st]) => [g, t, `${Number(st) + 1}.00`, st]), ...BASE.slice(4).map(([g, t, , st]) => [g, t, `${Number(st) + 1}.00`, st]), ["N1", "New 1", "8.00", "7"], ["N2", "New 2", "9.00", "8"]] as string[][];
+    h.writeFeed("feed-1.csv", csv(HEADER, shifted), 3600);
+    const stopped = await h.run(automation);
+    expect(stopped.outcome).toBe("failed");
+    expect(stopped.guard?.name).toBe("change_limit");
+    const forced = await h.run(automation, { force: true });
+    expect(forced.outcome).toBe("success");
+    expect(catalogue(h).P0?.price).toBe("1.00");
+    const back = await undo(h, automation, forced.id);
+    expect(back.guard).toBeNull();
+    expect(back.outcome).toBe("success");
+    expect(catalogue(h)).toEqual(restored);
+  });
 });

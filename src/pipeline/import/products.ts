@@ -77,7 +77,9 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
   // The undo journal keeps each changed field's value before: the scope reads the mapped fields, and every field of what a delete takes away.
-  const fields = undo && config.remove === "delete" ? null : scopeFields(config, mapped, serviceActionFields(config), { before: (input.debug.full && !input.diff) || undo !== undefined, limited });
+  // With `end`, whether a record was listed when read: an undo relists only what the run took off sale.
+  const journalFields = undo && config.remove !== undefined ? ["listed"] : [];
+  const fields = undo && config.remove === "delete" ? null : scopeFields(config, mapped, serviceActionFields(config), { before: (input.debug.full && !input.diff) || undo !== undefined, limited: [...limited, ...journalFields] });
   const scope = startProductScope(input.client, config, fields, work, input.signal);
   const sink = undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   let bulkFiles: BulkFile[] = [];
