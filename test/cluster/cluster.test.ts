@@ -155,6 +155,27 @@ describe("cluster queue on PostgreSQL", () => {
     expect(await b.cluster.intake.waiting(second.id)).toBeNull();
   });
 
+  it("an undo waits in a slot of its own: it never joins the automation's waiting run, and runs with what it takes back", async () => {
+    const [a, b] = await Promise.all([startNode("a", 800), startNode("b", 800)]);
+    if (!a || !b) throw new Error("nodes");
+    await a.cluster.intake.enqueue(request("undone"));
+    await until(() => a.queue.isRunning("undone") || b.queue.isRunning("undone"));
+    const run = await b.cluster.intake.enqueue(request("undone"));
+    const undo = { of: "r20300101T000000-abcdef", identifiers: ["P1"], fields: [] };
+    const first = await a.cluster.intake.enqueue(request("undone", { undo }));
+    const again = await b.cluster.intake.enqueue(request("undone", { undo }));
+    expect(first.id).not.toBe(run.id);
+    expect(again).toMatchObject({ id: first.id, existing: true });
+    expect(await b.cluster.intake.waiting(first.id)).toMatchObject({ id: first.id, automation: "undone", state: "waiting" });
+    await until(() => log.filter((e) => e.run.automation === "undone").length === 3, 10_000);
+    const ran = log.filter((e) => e.run.automation === "undone");
+    expect(ran.find((e) => e.run.id === first.id)?.run.undo).toEqual(undo);
+    expect(ran.find((e) => e.run.id === run.id)?.run.undo).toBeUndefined();
+    // One at a time all the same: the automation's lock orders the three.
+    const spans = ran.map((e) => [e.start, e.end] as const).sort((x, y) => x[0] - y[0]);
+    for (let i = 1; i < spans.length; i++) expect((spans[i]?.[0] ?? 0) >= (spans[i - 1]?.[1] ?? Infinity)).toBe(true);
+  });
+
   it("the shared queue's depth, the same from every daemon, in /metrics as conveyor_cluster_queue_depth", async () => {
     const a = await startNode("a", 2_000);
     for (const name of ["d1", "d2", "d3", "d4", "d5"]) await a.cluster.intake.enqueue(request(name));

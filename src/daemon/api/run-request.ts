@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { HttpError, badRequest } from "../../http/envelopes.js";
-import { ConveyorError, toConveyorError } from "../../errors.js";
+import { toConveyorError } from "../../errors.js";
 import type { RunRequest } from "../types.js";
 import type { ApiContext } from "./context.js";
 import { checkRunFlags, waitSeconds } from "./flags.js";
@@ -54,8 +54,6 @@ export async function queueRun(
   };
   let result;
   try {
-    // The cluster's shared queue keeps one waiting run per automation and mode, with no room for what an undo takes back.
-    if (undo && ctx.intake) throw new ConveyorError("usage", "undo requests are not queued through the cluster's shared queue yet", { hint: "Run conveyor undo <run-id> on a machine with the state database." });
     result = ctx.intake ? await ctx.intake.enqueue(run) : ctx.queue.enqueue(run);
   } catch (err) {
     throw new HttpError(503, toConveyorError(err).message);

@@ -13,6 +13,19 @@ export const RUN_QUEUE = "conveyor-runs";
 /** What the scheduler gets back for a tick: queued, skipped (recorded by it), or taken by another daemon. */
 export type TickResult = EnqueueResult | { skipped: SkipReason } | { claimedBy: string };
 
+/** Joins an automation key and the run an undo takes back: `#` is in no slug or id. */
+const UNDO_SLOT = "#undo:";
+
+/**
+ * The `run_waiting` slot of a request: the automation's own, or for an undo
+ * one of its own per run taken back, so an undo never joins the automation's
+ * waiting run (nor that run an undo). The automation lock still runs them one
+ * at a time.
+ */
+function waitingSlot(request: RunRequest): string {
+  return request.undo ? `${request.automation}${UNDO_SLOT}${request.undo.of}` : request.automation;
+}
+
 export interface RunJob {
   run: QueuedRun;
 }
@@ -85,7 +98,7 @@ export class ClusterIntake {
   async waiting(id: string): Promise<RunInfo | null> {
     const found = await this.options.pool.query<{ automation: string; mode: RunMode; enqueued: Date }>("SELECT automation, mode, enqueued FROM run_waiting WHERE run_id = $1", [id]);
     const row = found.rows[0];
-    return row ? { id, automation: row.automation, mode: row.mode, state: "waiting", enqueued: row.enqueued.toISOString(), started: null } : null;
+    return row ? { id, automation: row.automation.split(UNDO_SLOT)[0] ?? row.automation, mode: row.mode, state: "waiting", enqueued: row.enqueued.toISOString(), started: null } : null;
   }
 
   /** Send a run a daemon took but cannot start (it is stopping) back to the queue, under the same id. */
@@ -107,7 +120,7 @@ export class ClusterIntake {
     const waiting = await client.query<{ run_id: string }>(
       `INSERT INTO run_waiting (automation, mode, run_id) VALUES ($1, $2, $3)
        ON CONFLICT (automation, mode) DO UPDATE SET run_id = run_waiting.run_id RETURNING run_id`,
-      [request.automation, request.mode, id],
+      [waitingSlot(request), request.mode, id],
     );
     const holder = waiting.rows[0]?.run_id;
     if (holder && holder !== id) return { id: holder, queued: true, existing: true };
