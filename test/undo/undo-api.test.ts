@@ -23,6 +23,13 @@ describe("the undo route", () => {
     const plan = await t.request("GET", `/v3/automations/runs/${String(debug.body.id)}/debug-files/plan.csv`);
     expect(plan.text).toContain("update,edit,A1,stock,11,1");
 
+    // Narrowed as conveyor undo --identifier/--field narrows it: one record, one field.
+    const narrow = await t.request("POST", `/v3/automations/runs/${runId}/undo?debug=1&identifier=A1&field=stock&wait=60`);
+    expect(narrow.body.run).toMatchObject({ outcome: "success", undo_of: runId, counts: { update: 1 } });
+    const narrowPlan = await t.request("GET", `/v3/automations/runs/${String(narrow.body.id)}/debug-files/plan.csv`);
+    expect(narrowPlan.text).toContain("update,edit,A1,stock,11,1");
+    expect(narrowPlan.text).not.toMatch(/,B2,|,C3,|,cost,/);
+
     const live = await t.request("POST", `/v3/automations/runs/${runId}/undo?wait=60`);
     expect(live.body.run).toMatchObject({ outcome: "success", mode: "prod", undo_of: runId, conflicts: 0, counts: { update: 3 } });
     // Undone already: the service holds every value before, so a second undo has nothing to send.

@@ -12,7 +12,7 @@ import { runView } from "./runs.js";
 export const RUN_PARAMS = ["debug", "diff", "notify", "email", "force", "wait"] as const;
 
 /** An undo's parameters: it restores what a run set, so `diff` means nothing to it; notify as a run. */
-export const UNDO_PARAMS = ["debug", "force", "wait", "notify", "email"] as const;
+export const UNDO_PARAMS = ["debug", "force", "wait", "notify", "email", "identifier", "field"] as const;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

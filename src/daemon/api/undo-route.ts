@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { HttpError, badRequest, fields, text } from "../../http/envelopes.js";
 import { undoRefusal } from "../../undo/undoable.js";
 import { accountOf, type ApiContext } from "./context.js";
+import { query } from "./query.js";
 import { queueRun, type RunHolds } from "./run-request.js";
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -10,7 +11,8 @@ const RUN_ID = /^[A-Za-z0-9_-]{1,100}$/;
  * `POST /v3/automations/runs/{id}/undo` (issue 33, documented in the README):
  * queues an undo of a live product import like a run of its automation, with
  * `debug`, `force`, `notify`, `email` and `wait` as `…/run` takes them, and
- * answers with the undo run's id. A run that cannot be undone is refused here
+ * `identifier` and `field` (comma-separated) as `conveyor undo` takes
+ * `--identifier` and `--field`; it answers with the undo run's id. A run that cannot be undone is refused here
  * (409, with why) rather than queued to fail.
  */
 export function registerUndo(app: FastifyInstance, ctx: ApiContext): void {
@@ -31,6 +33,12 @@ export function registerUndo(app: FastifyInstance, ctx: ApiContext): void {
     const refusal = undoRefusal(automation) ?? (run.mode !== "prod" ? "it is a debug run and changed nothing" : run.undo?.journal === true ? null : (run.undo?.reason ?? "it has no undo journal"));
     if (refusal !== null) throw new HttpError(409, `run ${id} cannot be undone: ${refusal}`);
     if (run.outcome === null) throw new HttpError(409, `run ${id} is still running: undo it once it has ended`);
-    return queueRun(ctx, request, reply, holds, run.automation, account, { of: id, identifiers: [], fields: [] });
+    const q = query(request);
+    return queueRun(ctx, request, reply, holds, run.automation, account, { of: id, identifiers: listParam(q.identifier), fields: listParam(q.field) });
   });
+}
+
+/** `identifier=A1,A2`: the values, trimmed, empty ones dropped (none: the whole run). */
+function listParam(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((v) => v.trim()).filter((v) => v !== "");
 }
