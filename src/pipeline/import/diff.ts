@@ -29,7 +29,13 @@ export interface DiffOptions {
    * Run diff: a field whose value the service holds already is dropped too, as one equal to the snapshot is.
    * Only the fields the scope read are known; a debug diff run reads the same fields as a live one.
    */
-  dropSame?: boolean;
+  dropSame?: boolean | ReadonlySet<string> | null;
+}
+
+/** `true` or `null`: any field held already is dropped; a set: only its fields; `false`/absent: none. */
+function dropsSame(rule: DiffOptions["dropSame"], field: string): boolean {
+  if (rule === undefined || rule === false) return false;
+  return rule === true || rule === null || rule.has(field);
 }
 
 /**
@@ -57,7 +63,7 @@ export function changedFields(values: Record<string, string>, fields: readonly s
     const held = service?.[field];
     // Most fields of a full run's update are the service's exact text: compared without trimming first.
     const same = held !== undefined && (held === after || sameValue(held, after));
-    if (same && options.dropSame) continue;
+    if (same && dropsSame(options.dropSame, field)) continue;
     changes.push({ field, before: held ?? options.snapshot?.[field] ?? null, after, same });
   }
   return changes;

@@ -15,6 +15,11 @@ export interface ProductPlanConfig {
   remove?: ProductAction | undefined;
   /** `diff_update`: the fields compared with the service (null: every mapped field), and the tolerance. */
   liveDiff?: { fields: ReadonlySet<string> | null; tolerance: number } | undefined;
+  /**
+   * The fields a run diff may drop as `same`: those the scope reads for matching, diffing, actions and limits
+   * (null: every field). The undo journal's wider read of a live run must not send less than its debug run plans.
+   */
+  dropSame?: ReadonlySet<string> | null;
 }
 
 export interface ProductPlanInput {
@@ -54,7 +59,7 @@ export function planProduct(config: ProductPlanConfig, input: ProductPlanInput):
       snapshot: input.snapshot,
       live: config.liveDiff ? { values: input.service, ...config.liveDiff } : undefined,
       before: input.service,
-      dropSame: input.diff === true,
+      dropSame: input.diff === true ? (config.dropSame ?? null) : false,
     });
     if (changes.length === 0) return op("unchanged", null, input, changes);
     return op("update", config.update, input, changes);

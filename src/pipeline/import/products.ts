@@ -128,7 +128,9 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
   const options = (scopeSize: number): PlannerOptions => plannerOptions(input, plan, work, output, scopeSize, limited);
   const files = await input.files;
   input.onStage?.("read", 0);
-  const plan = planConfig(config);
+  // What a run without the undo journal reads of the scope: only those fields may be dropped as `same` by a diff run.
+  const known = scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff, limited });
+  const plan = { ...planConfig(config), dropSame: known === null ? null : new Set(known) };
   let scopeSize = 0;
   // Set once the first header is checked and the scope is in (a closure assigns it, so a holder).
   const current: { planner: ProductPlanner | null } = { planner: null };
