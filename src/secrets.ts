@@ -67,19 +67,34 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** Past this length a value is masked by a plain search: one alternation of long values outgrows what V8 compiles. */
+const PATTERN_LENGTH = 512;
+let long: string[] = [];
+
 function currentPattern(): RegExp | null {
   if (secrets.size === 0) return null;
   if (!pattern) {
     // Longest first so a secret containing another is masked whole.
-    const parts = [...secrets].sort((a, b) => b.length - a.length).map(escape);
-    pattern = new RegExp(parts.join("|"), "g");
+    const sorted = [...secrets].sort((a, b) => b.length - a.length);
+    long = sorted.filter((v) => v.length > PATTERN_LENGTH);
+    const parts = sorted.filter((v) => v.length <= PATTERN_LENGTH).map(escape);
+    try {
+      pattern = new RegExp(parts.length > 0 ? parts.join("|") : "(?!)", "g");
+    } catch {
+      // Too many values for one expression: every one is searched for plainly (slower, never wrong).
+      long = sorted;
+      pattern = /(?!)/g;
+    }
   }
   return pattern;
 }
 
 export function maskSecrets(text: string): string {
   const re = currentPattern();
-  return re ? text.replace(re, MASK) : text;
+  if (!re) return text;
+  let out = text;
+  for (const value of long) if (out.includes(value)) out = out.split(value).join(MASK);
+  return out.replace(re, MASK);
 }
 
 /** Whether `text` holds a registered secret: a test that builds no string, for the hot paths that mask only what needs it. */

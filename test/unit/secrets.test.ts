@@ -81,4 +81,15 @@ describe("credentials in URLs and headers", () => {
     const text = maskSecrets("sent p@ss-in-url-1 and qk-7731-x, sorted by price, page 2");
     expect(text).toBe(`sent ${MASK} and ${MASK}, sorted by price, page 2`);
   });
+
+  it("masks a value of any length, and any number of them, where one expression of them all would not compile", () => {
+    // A tenant's 100,000-character "client_secret" once made the mask's expression too large: every masked text threw.
+    const huge = "<<x>>".repeat(20_000);
+    registerSecret(huge);
+    for (let i = 0; i < 3_000; i++) registerSecret(`many-secret-${i}-${"y".repeat(400)}`);
+    registerSecret("short-secret-42");
+    const text = maskSecrets(`a ${huge} b many-secret-7-${"y".repeat(400)} c short-secret-42 d`);
+    expect(text).toBe(`a ${MASK} b ${MASK} c ${MASK} d`);
+  });
 });
+
