@@ -26,6 +26,12 @@ export interface RunRequest extends RunSubject, RunParameters {
   undo?: { of: string; identifiers: string[]; fields: string[] };
 }
 
+/** The events an event run (`trigger: event`) takes at its start: their ids, and the orders they name. */
+export interface RunEvents {
+  ids: string[];
+  orders: string[];
+}
+
 export type QueuedRun = RunRequest & { id: string };
 
 /** The run pipeline. It must honour the signal: stop soon after it aborts and report `canceled`. */

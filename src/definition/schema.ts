@@ -43,6 +43,8 @@ export const automationSchema = known(
     active: flag,
     draft: flag.optional(),
     schedule: nonEmpty,
+    /** Our extension: the event types (seed part 6, without the service prefix) that also start the automation. */
+    events: z.array(nonEmpty).optional(),
     timezone: nonEmpty.optional(),
     type: oneOf(["products", "orders", "fitment"]),
     action: oneOf(["import", "export"]),
