@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { fields, sendError, text, unixTime } from "../http/envelopes.js";
+import { readFields } from "./form.js";
 
 export interface Account {
   apiUser: string;
@@ -8,6 +9,10 @@ export interface Account {
 }
 
 declare module "fastify" {
+  interface FastifyRequest {
+    /** The API user the credentials named: the account owner or one of its sub-users. */
+    apiUser?: string;
+  }
   interface FastifyContextConfig {
     /** Open without credentials: POST /v1/auth and presigned file links. */
     public?: boolean;
@@ -26,7 +31,7 @@ function same(a: string, b: string): boolean {
  * is only a partner name and never lets a request in. `GET /v1/auth` may name
  * the user with `?apiuser=` instead of the header (v1 part 5.3).
  */
-export function registerAuth(app: FastifyInstance, account: Account): void {
+export function registerAuth(app: FastifyInstance, account: Account, subUser: (user: string, token: string) => boolean = () => false): void {
   const valid = (user: string | undefined, token: string | undefined): boolean =>
     user !== undefined && token !== undefined && same(user, account.apiUser) && same(token, account.apiToken);
 
@@ -36,7 +41,10 @@ export function registerAuth(app: FastifyInstance, account: Account): void {
     const token = text(request.headers["x-auth-token"]);
     let user = text(request.headers["x-auth-user"]);
     if (user === undefined && isAuthProfile(request)) user = text(fields(request.query).apiuser);
-    if (valid(user, token)) return undefined;
+    if (valid(user, token) || (user !== undefined && token !== undefined && subUser(user, token))) {
+      request.apiUser = user;
+      return undefined;
+    }
     const why = user === undefined || token === undefined ? "missing X-Auth-User or X-Auth-Token header" : "wrong API user or token";
     return sendError(request, reply, 401, `${why}: send both headers with the API user and token (X-Auth-Integration is not a credential)`);
   });
@@ -52,7 +60,7 @@ export function registerAuth(app: FastifyInstance, account: Account): void {
   });
 
   app.post("/v1/auth", { config: { public: true } }, async (request, reply) => {
-    const body = fields(request.body);
+    const body = await readFields(request);
     const user = text(body.user);
     const pass = text(body.pass);
     // The embedded account has no separate password: its API token is the password.

@@ -2,13 +2,14 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "./context.js";
 import { sqlTime } from "./db.js";
-import { fields, HttpError, text, unixTime } from "../http/envelopes.js";
+import { HttpError, text, unixTime } from "../http/envelopes.js";
+import { readFields } from "./form.js";
 import type { ExportJob } from "./export-writer.js";
 import { compileQuery } from "./query.js";
 
 export function registerExports(app: FastifyInstance, ctx: ServiceContext): void {
   app.post("/v1/bulk/exports", async (request) => {
-    const body = fields(request.body);
+    const body = await readFields(request);
     const type = text(body.type) ?? "";
     if (type !== "items" && type !== "orders") {
       throw new HttpError(400, `type must be items or orders, not ${JSON.stringify(type)} (pages and categories are not kept by the embedded service)`);

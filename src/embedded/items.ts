@@ -1,9 +1,11 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { apiSource, type ServiceContext } from "./context.js";
-import { HttpError, fields, missingRecord, text, unixTime } from "../http/envelopes.js";
+import { HttpError, missingRecord, text, unixTime } from "../http/envelopes.js";
 import { applyItemChange, isIdentifierField, isItemAction, ITEM_ACTIONS } from "./item-ops.js";
 import { SORTABLE_ITEM_FIELDS, type Item } from "./item-store.js";
 import { compileQuery } from "./query.js";
+import { readFields } from "./form.js";
+import { rawPathAfter, searchFromPath } from "./search-path.js";
 
 /** v1 listings: pages of 50 (service.md). */
 export const ITEMS_PAGE_SIZE = 50;
@@ -43,7 +45,7 @@ export function listItems(ctx: ServiceContext, query: ListQuery, search: string 
   const first = (page - 1) * ITEMS_PAGE_SIZE;
   const out: Record<string, unknown> = {};
   let all = 0;
-  if (search === undefined) {
+  if (search === undefined || search.trim() === "") {
     all = ctx.items.count();
     let ordinal = first;
     for (const item of ctx.items.sorted(field, descending, ITEMS_PAGE_SIZE, first)) out[String(++ordinal)] = item;
@@ -64,9 +66,11 @@ function found(ctx: ServiceContext, item: Item | undefined): Record<string, unkn
 }
 
 export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
-  app.get<{ Params: { query: string }; Querystring: ListQuery }>("/v1/search/items/:query", async (request) =>
-    listItems(ctx, request.query, request.params.query),
-  );
+  // The raw URL, not the decoded parameter: `&` and `%26` mean different things in a search path.
+  const search = (request: FastifyRequest<{ Querystring: ListQuery }>): Record<string, unknown> =>
+    listItems(ctx, request.query, searchFromPath(rawPathAfter(request.url, "/v1/search/items")));
+  app.get<{ Querystring: ListQuery }>("/v1/search/items", search);
+  app.get<{ Querystring: ListQuery }>("/v1/search/items/*", search);
 
   app.get<{ Querystring: ListQuery }>("/v1/editor/items", async (request) => listItems(ctx, request.query, undefined));
 
@@ -84,11 +88,16 @@ export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
   app.post<{ Params: { action: string } }>("/v1/editor/items/:action", async (request, reply) => {
     const action = request.params.action;
     if (!isItemAction(action)) throw new HttpError(404, `unknown item operation ${JSON.stringify(action)}: use one of ${ITEM_ACTIONS.join(", ")}`);
-    const body = fields(request.body);
-    const identifier = text(body.identifier) ?? "guid";
+    const body = await readFields(request);
+    if (Object.keys(body).length === 0) throw new HttpError(400, `the body has no fields: send identifier=guid|sku|id, that field, and the fields to set (urlencoded, multipart, JSON or json=<JSON>)`);
+    const named = text(body.identifier);
+    const identifier = named ?? "guid";
     if (!isIdentifierField(identifier)) throw new HttpError(400, `identifier must be guid, sku or id, not ${JSON.stringify(identifier)}`);
     const value = text(body[identifier]);
-    if (value === undefined) throw new HttpError(400, `the form names identifier=${identifier} but has no ${identifier} field: send ${identifier}=<value>`);
+    if (value === undefined) {
+      const why = named === undefined ? "the body has no identifier field, so the item is named by guid," : `the body names identifier=${identifier}`;
+      throw new HttpError(400, `${why} but has no ${identifier} field: send ${identifier}=<value>`);
+    }
     const given: Record<string, string> = {};
     for (const [key, raw] of Object.entries(body)) {
       const v = text(raw);

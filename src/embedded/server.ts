@@ -15,6 +15,13 @@ import { registerExports } from "./exports.js";
 import { registerOrders } from "./orders.js";
 import { registerLogs } from "./logs.js";
 import { registerWebhooks } from "./webhooks.js";
+import { registerV1Orders } from "./v1-orders.js";
+import { registerOptions } from "./options.js";
+import { registerProfile } from "./profile.js";
+import { UserStore } from "./user-store.js";
+import { registerAssets } from "./assets.js";
+import { registerNotInSandbox } from "./not-in-sandbox.js";
+import { registerV3Reads } from "./v3-reads.js";
 
 /** Largest bulk upload accepted (the seed does not say; 1 GB keeps a runaway client from filling the disk). */
 const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
@@ -32,6 +39,10 @@ export const SERVICE_BODY_LIMITS: BodyLimits = [
   ["/v3/logs", 64 * 1024],
   ["/v3/webhooks", 64 * 1024],
   ["/v1/auth", 64 * 1024],
+  ["/v1/orders", 16 * 1024 * 1024],
+  ["/v1/settings", 1024 * 1024],
+  ["/v1/profile", 64 * 1024],
+  ["/v1/imports", 64 * 1024],
 ];
 
 /**
@@ -47,7 +58,8 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20 } });
 
   new Throttle(limits, ctx.now).register(app);
-  registerAuth(app, account);
+  const users = new UserStore(ctx.db, account.apiUser);
+  registerAuth(app, account, (user, token) => users.check(user, token) !== undefined);
 
   registerErrorReplies(app, {
     v1: true,
@@ -70,5 +82,11 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
   registerOrders(app, ctx);
   registerLogs(app, ctx);
   registerWebhooks(app, ctx);
+  registerV1Orders(app, ctx);
+  registerOptions(app, ctx);
+  registerProfile(app, ctx, users);
+  registerAssets(app, ctx);
+  registerV3Reads(app, ctx);
+  registerNotInSandbox(app);
   return app;
 }
