@@ -9,6 +9,7 @@ while read -r bin pkg; do
   [ -x "$bin" ] || need+=("$pkg")
 done <<'LIST'
 /usr/sbin/dovecot dovecot-imapd
+/usr/bin/chromium chromium
 LIST
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing test servers: ${need[*]}"

@@ -64,6 +64,7 @@ const rawSchema = z
     debug_rows: z.coerce.number().int().nonnegative().default(1000),
     debug_file_limit: positiveInt.default(64),
     run_retention: duration.default(30 * 24 * 3600_000),
+    console_session: duration.default(12 * 3600_000),
     read_limit: positiveInt.default(300),
     write_limit: positiveInt.default(60),
     log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -98,6 +99,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "debug_rows", env: "CONVEYOR_DEBUG_ROWS", flag: "--debug-rows", default: "1000", describe: "mapped records kept in debug files" },
   { key: "debug_file_limit", env: "CONVEYOR_DEBUG_FILE_LIMIT", flag: "--debug-file-limit", default: "64", describe: "with PostgreSQL: largest debug file in MB kept in the database; a larger one (a big feed under `source/`) stays in the run folder of the daemon that ran it" },
   { key: "run_retention", env: "CONVEYOR_RUN_RETENTION", flag: "--run-retention", default: "30d", describe: "run record retention" },
+  { key: "console_session", env: "CONVEYOR_CONSOLE_SESSION", flag: "--console-session", default: "12h", describe: "how long a sign-in to the web console lasts" },
   { key: "read_limit", env: "CONVEYOR_READ_LIMIT", flag: "--read-limit", default: "300", describe: "service read requests per minute" },
   { key: "write_limit", env: "CONVEYOR_WRITE_LIMIT", flag: "--write-limit", default: "60", describe: "service write requests per minute" },
   { key: "log_level", env: "CONVEYOR_LOG_LEVEL", flag: "--log-level", default: "info", describe: "fatal, error, warn, info, debug, trace or silent" },
@@ -131,6 +133,8 @@ export interface Settings {
   debugRows: number;
   debugFileLimitMb: number;
   runRetentionMs: number;
+  /** How long a console sign-in lasts (fixed from sign-in, not extended by use). */
+  consoleSessionMs: number;
   readLimit: number;
   writeLimit: number;
   logLevel: string;
@@ -232,6 +236,7 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     debugRows: raw.debug_rows,
     debugFileLimitMb: raw.debug_file_limit,
     runRetentionMs: raw.run_retention,
+    consoleSessionMs: raw.console_session,
     readLimit: raw.read_limit,
     writeLimit: raw.write_limit,
     logLevel: raw.log_level,

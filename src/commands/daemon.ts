@@ -54,7 +54,7 @@ export function register(program: Command): void {
           // The port taken by another process between the check and the API's listen: the same message as the check's.
           throw (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? listenFailure(api, err) : err;
         });
-        const lines = [`Conveyor daemon listening on ${daemon.url}`, `Runtime:   ${describeRuntime()}`];
+        const lines = [`Conveyor daemon listening on ${daemon.url}`, `Console:   ${daemon.url}/  (sign in with the API user and token)`, `Runtime:   ${describeRuntime()}`];
         logger.info({ event: "started", url: daemon.url, runtime: process.version, exec_path: process.execPath }, "daemon started");
         if (daemon.defaultAccount) {
           lines.push(`API user:  ${daemon.defaultAccount.apiUser}`, ...tokenLines(daemon.defaultAccount, settings.apiToken !== undefined, Boolean(flags.showToken)));

@@ -1,5 +1,6 @@
 import type pg from "pg";
-import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
+import type { AccountRow, AccountRows, DaemonDb, SessionRows } from "./daemon-db-types.js";
+import { PgSessionRows } from "./session-rows.js";
 import { PgDefinitionStore } from "./definitions-store-pg.js";
 
 class PgAccountRows implements AccountRows {
@@ -36,12 +37,14 @@ class PgAccountRows implements AccountRows {
  */
 export class PgDaemonDb implements DaemonDb {
   readonly accounts: AccountRows;
+  readonly sessions: SessionRows;
   readonly definitions: PgDefinitionStore;
   /** The cluster's shared queue (pg-boss) keeps waiting runs across restarts. */
   readonly queue = null;
 
   constructor(private readonly pool: pg.Pool) {
     this.accounts = new PgAccountRows(pool);
+    this.sessions = new PgSessionRows(pool);
     this.definitions = new PgDefinitionStore(pool);
   }
 

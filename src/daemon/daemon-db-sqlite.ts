@@ -2,7 +2,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import { makePrivateDir, privateSqlite } from "../state/private-files.js";
-import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
+import type { AccountRow, AccountRows, DaemonDb, SessionRows } from "./daemon-db-types.js";
+import { SqliteSessionRows } from "./session-rows.js";
 import { QUEUE_SCHEMA, SqliteQueueJournal } from "./daemon-db-queue.js";
 import { SqliteDefinitionStore } from "./definitions-store.js";
 
@@ -21,7 +22,10 @@ const SCHEMA = `
   CREATE UNIQUE INDEX IF NOT EXISTS daemon_automations_slug ON daemon_automations (account, kind, slug);
   CREATE TABLE IF NOT EXISTS daemon_alerts (automation TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
     sent TEXT NOT NULL, PRIMARY KEY (automation, kind)) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS daemon_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`;
+  CREATE TABLE IF NOT EXISTS daemon_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS daemon_console_sessions (id_hash TEXT PRIMARY KEY, account TEXT NOT NULL, token_mac TEXT NOT NULL,
+    created TEXT NOT NULL, expires TEXT NOT NULL, last_seen TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS daemon_console_sessions_by_expiry ON daemon_console_sessions (expires);`;
 
 class SqliteAccountRows implements AccountRows {
   constructor(private readonly db: Database.Database) {}
@@ -52,6 +56,7 @@ class SqliteAccountRows implements AccountRows {
 /** The daemon's tables in the SQLite state file (one daemon per data folder). */
 export class SqliteDaemonDb implements DaemonDb {
   readonly accounts: AccountRows;
+  readonly sessions: SessionRows;
   readonly definitions: SqliteDefinitionStore;
   readonly queue: SqliteQueueJournal;
 
@@ -60,6 +65,7 @@ export class SqliteDaemonDb implements DaemonDb {
     file: string,
   ) {
     this.accounts = new SqliteAccountRows(db);
+    this.sessions = new SqliteSessionRows(db);
     this.definitions = new SqliteDefinitionStore(db);
     this.queue = new SqliteQueueJournal(db, file);
   }

@@ -27,8 +27,30 @@ export interface AccountRows {
   token(apiUser: string): Promise<string | null>;
 }
 
+/** A console session (src/console/session-store.ts): only hashes of its secrets are kept. */
+export interface SessionRow {
+  /** sha256 (hex) of the session token the browser's cookie holds. */
+  id_hash: string;
+  account: string;
+  /** HMAC of the API token the session signed in with, keyed by the session token: a changed token ends the session. */
+  token_mac: string;
+  created: string;
+  expires: string;
+  last_seen: string;
+}
+
+export interface SessionRows {
+  insert(row: SessionRow): Promise<void>;
+  get(idHash: string): Promise<SessionRow | null>;
+  touch(idHash: string, lastSeen: string): Promise<void>;
+  delete(idHash: string): Promise<boolean>;
+  /** Removes the sessions that expired before `now` (ISO); returns how many. */
+  prune(now: string): Promise<number>;
+}
+
 export interface DaemonDb {
   accounts: AccountRows;
+  sessions: SessionRows;
   definitions: DefinitionStore;
   /** The runs this daemon's queue accepted and that have not ended; null with PostgreSQL, whose cluster queue keeps them. */
   queue: QueueJournal | null;

@@ -6,7 +6,7 @@ import { PgDaemonDb } from "./daemon-db-pg.js";
 import { SqliteDaemonDb } from "./daemon-db-sqlite.js";
 import type { DaemonDb } from "./daemon-db-types.js";
 
-export type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
+export type { AccountRow, AccountRows, DaemonDb, SessionRow, SessionRows } from "./daemon-db-types.js";
 
 /** The state database file the store uses: `<dataDir>/state.db`, or the file of a `sqlite:` URL. */
 export function stateDbFile(settings: { dataDir: string; databaseUrl: string | undefined }): string {

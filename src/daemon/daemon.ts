@@ -12,6 +12,7 @@ import { openStore, PostgresStore, type RunRecord, type StateStore } from "../st
 import { privateStorage, privateUmask } from "../state/private-files.js";
 import { AccountStore } from "./accounts.js";
 import { buildApi, API_LIMITS } from "./api/server.js";
+import { registerConsole } from "../console/index.js";
 import type { RateLimits } from "../http/throttle.js";
 import { Catalogue } from "./catalogue.js";
 import { checkSharedSecretKey, openDaemonDb, type DaemonDb } from "./daemon-db.js";
@@ -38,6 +39,8 @@ export interface DaemonOptions {
   sweepStaleMs?: number;
   sweepEveryMs?: number;
   silenceCheckMs?: number;
+  /** Console sign-in attempts per minute and address (default 20). */
+  signInLimit?: number;
 }
 
 export interface Daemon {
@@ -170,7 +173,17 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     silenceTimer.unref();
 
     let ready = false;
-    const api = await buildApi({ settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
+    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready };
+    const api = await buildApi(apiContext, options.apiLimits ?? API_LIMITS);
+    const limiter = limits.limiter;
+    registerConsole(api, {
+      ...apiContext,
+      sessions: db.sessions,
+      nextFire: (key) => activeScheduler.nextFire(key),
+      ...(limiter.usage ? { rateUsage: async (account: string) => ({ read: await limiter.usage?.(account, "read") ?? { limit: settings.readLimit, used: 0 }, write: await limiter.usage?.(account, "write") ?? { limit: settings.writeLimit, used: 0 } }) } : {}),
+      ...(cluster ? { cluster } : {}),
+      ...(options.signInLimit !== undefined ? { signInLimit: options.signInLimit } : {}),
+    });
     await activeScheduler.sync(await definitions.schedulables());
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();

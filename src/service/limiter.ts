@@ -23,6 +23,13 @@ export interface RateLimiter {
   blockUntil(account: string, cls: RateClass, resetUnixSeconds: number): void;
   /** A granted request ended without rate-limit headers (network error): it is no longer in flight. */
   release(account: string, cls: RateClass): void;
+  /** For the console's health page: requests granted in the last minute against the limit in force. */
+  usage?(account: string, cls: RateClass): Promise<RateUsage>;
+}
+
+export interface RateUsage {
+  limit: number;
+  used: number;
 }
 
 export interface RateLimits {
@@ -66,6 +73,8 @@ interface Bucket {
   inflight: number;
   waiters: Waiter[];
   timer: NodeJS.Timeout | undefined;
+  /** Grant times of the last window, oldest first, for `usage`; trimmed as grants are added. */
+  granted: number[];
 }
 
 /** Wait for an answer in flight (observe, release or blockUntil wakes the queue), not for time. */
@@ -169,6 +178,19 @@ export class TokenBucketLimiter implements RateLimiter {
     this.schedule(bucket);
   }
 
+  async usage(account: string, cls: RateClass): Promise<RateUsage> {
+    const bucket = this.bucket(account, cls);
+    this.trim(bucket, Date.now());
+    return { limit: bucket.capacity, used: bucket.granted.length };
+  }
+
+  private trim(bucket: Bucket, now: number): void {
+    const from = now - this.windowMs;
+    let drop = 0;
+    while (drop < bucket.granted.length && (bucket.granted[drop] ?? 0) <= from) drop++;
+    if (drop > 0) bucket.granted.splice(0, drop);
+  }
+
   /** For tests and metrics: what the bucket holds now. */
   snapshot(account: string, cls: RateClass): { tokens: number; capacity: number; blockedUntil: number; windowRemaining: number | undefined; waiting: number } {
     const bucket = this.bucket(account, cls);
@@ -201,6 +223,7 @@ export class TokenBucketLimiter implements RateLimiter {
         inflight: 0,
         waiters: [],
         timer: undefined,
+        granted: [],
       };
       this.buckets.set(key, bucket);
     }
@@ -231,6 +254,9 @@ export class TokenBucketLimiter implements RateLimiter {
   }
 
   private grant(bucket: Bucket): void {
+    const now = Date.now();
+    this.trim(bucket, now);
+    bucket.granted.push(now);
     bucket.tokens -= 1;
     if (bucket.windowRemaining !== undefined) bucket.windowRemaining -= 1;
     bucket.inflight += 1;

@@ -3,7 +3,7 @@ import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
 import { sleep } from "../retry.js";
 import { createTablesLocked } from "../state/pg-connect.js";
-import { SEED_LIMITS, type RateClass, type RateLimiter, type RateLimitHeaders, type RateLimits } from "./limiter.js";
+import { SEED_LIMITS, type RateClass, type RateLimiter, type RateLimitHeaders, type RateLimits, type RateUsage } from "./limiter.js";
 
 /*
  * One row per account and class, shared by every daemon on the database. The
@@ -169,6 +169,19 @@ export class PostgresLimiter implements RateLimiter {
       throw err;
     });
     return this.schema;
+  }
+
+  /** Grants of every process on the database within the last window, by the database's clock. */
+  async usage(account: string, cls: RateClass): Promise<RateUsage> {
+    await this.ensureSchema();
+    const { rows } = await this.pool.query<{ used: number; server_limit: number | null }>(
+      `SELECT (SELECT count(*)::int FROM unnest(grants) g WHERE g > ${NOW_MS} - $3::double precision) AS used, server_limit
+       FROM rate_limits WHERE account = $1 AND class = $2`,
+      [account, cls, this.windowMs],
+    );
+    const row = rows[0];
+    const limit = Math.min(this.limits[cls], row?.server_limit ?? this.limits[cls]);
+    return { limit, used: row?.used ?? 0 };
   }
 
   /** Resolves once every server answer recorded so far is in the database, so other daemons see it. */

@@ -73,6 +73,14 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE, chunk integer NOT NULL, body bytea NOT NULL,
         PRIMARY KEY (run_id, chunk));`,
   },
+  {
+    name: "console sessions: hashed session tokens with their account and expiry",
+    sql: `
+      CREATE TABLE daemon_console_sessions (
+        id_hash text PRIMARY KEY, account text NOT NULL, token_mac text NOT NULL,
+        created text NOT NULL, expires text COLLATE "C" NOT NULL, last_seen text NOT NULL);
+      CREATE INDEX daemon_console_sessions_by_expiry ON daemon_console_sessions (expires);`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

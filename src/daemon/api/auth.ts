@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { sendError, text } from "../../http/envelopes.js";
+import { isConsolePath } from "../../console/paths.js";
 import type { AccountStore } from "../accounts.js";
 
 /** Routes open without credentials: probes and the metrics scrape. */
@@ -35,6 +36,8 @@ export function registerAuth(app: FastifyInstance, accounts: AccountStore, throt
   app.addHook("onRequest", async (request, reply) => {
     if (reply.sent) return reply;
     if (PUBLIC.has(request.url.split("?")[0] ?? "") || request.method === "OPTIONS") return undefined;
+    // The console's pages check their own session cookie (src/console/session-routes.ts).
+    if (isConsolePath(request.url)) return undefined;
     if (verified.has(request)) return undefined;
     const user = text(request.headers["x-auth-user"]);
     const token = text(request.headers["x-auth-token"]);

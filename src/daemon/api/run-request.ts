@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { HttpError, badRequest } from "../../http/envelopes.js";
 import { toConveyorError } from "../../errors.js";
 import type { RunRequest } from "../types.js";
+import type { EnqueueResult } from "../queue.js";
 import type { ApiContext } from "./context.js";
-import { checkRunFlags, waitSeconds } from "./flags.js";
+import { checkRunFlags, waitSeconds, type RunFlag } from "./flags.js";
 import { rejectUnknown } from "./query.js";
 import { awaitRun } from "./run-wait.js";
 import { runView } from "./runs.js";
@@ -18,6 +19,49 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** The run requests held by `?wait=`, so closing the API answers them instead of waiting out their time. */
 export type RunHolds = Set<AbortController>;
+
+export interface RunAsk {
+  key: string;
+  account: string;
+  flags: Record<RunFlag, boolean>;
+  email: string | null;
+  trigger: RunRequest["trigger"];
+  undo?: RunRequest["undo"];
+}
+
+/**
+ * Queues one run, in the cluster's queue when there is one, and says what
+ * happened in words. The API's run route and the console's run buttons both
+ * come through here, so a run asked for in a browser is the same run.
+ */
+export async function requestRun(ctx: ApiContext, ask: RunAsk): Promise<{ result: EnqueueResult; message: string; what: string }> {
+  const { key, account, flags, undo } = ask;
+  const run: RunRequest = {
+    automation: key,
+    account,
+    mode: flags.debug ? "debug" : "prod",
+    trigger: ask.trigger,
+    diff: flags.diff,
+    force: flags.force,
+    notify: flags.notify,
+    email: ask.email,
+    ...(undo ? { undo } : {}),
+  };
+  let result: EnqueueResult;
+  try {
+    result = ctx.intake ? await ctx.intake.enqueue(run) : ctx.queue.enqueue(run);
+  } catch (err) {
+    throw new HttpError(503, toConveyorError(err).message);
+  }
+  const what = `${run.mode === "debug" ? "debug" : "live"} ${undo ? `undo of run ${undo.of}` : "run"} of automation ${key}`;
+  const message = result.existing
+    ? `a ${what} is already waiting; this request joined it`
+    : result.queued
+      ? `${what} queued; it starts when the automation's current run ends or a slot is free`
+      : `${what} started`;
+  ctx.logger.info({ event: "run_requested", run_id: result.id, automation: key, account, mode: run.mode, existing: Boolean(result.existing), trigger: ask.trigger }, "run requested");
+  return { result, message, what };
+}
 
 /**
  * `GET …/{id}/run`: queue a run and answer `{id, message, result}` at once
@@ -41,30 +85,7 @@ export async function queueRun(
   const wait = waitSeconds(request);
   const email = q.email?.trim() || null;
   if (email !== null && !EMAIL.test(email)) throw badRequest(`email must be an e-mail address, not ${JSON.stringify(q.email)}`);
-  const run: RunRequest = {
-    automation: key,
-    account,
-    mode: flags.debug ? "debug" : "prod",
-    trigger: "api",
-    diff: flags.diff,
-    force: flags.force,
-    notify: flags.notify,
-    email,
-    ...(undo ? { undo } : {}),
-  };
-  let result;
-  try {
-    result = ctx.intake ? await ctx.intake.enqueue(run) : ctx.queue.enqueue(run);
-  } catch (err) {
-    throw new HttpError(503, toConveyorError(err).message);
-  }
-  const what = `${run.mode === "debug" ? "debug" : "live"} ${undo ? `undo of run ${undo.of}` : "run"} of automation ${key}`;
-  const message = result.existing
-    ? `a ${what} is already waiting; this request joined it`
-    : result.queued
-      ? `${what} queued; it starts when the automation's current run ends or a slot is free`
-      : `${what} started`;
-  ctx.logger.info({ event: "run_requested", run_id: result.id, automation: key, account, mode: run.mode, existing: Boolean(result.existing) }, "run requested over the API");
+  const { result, message, what } = await requestRun(ctx, { key, account, flags, email, trigger: "api", ...(undo ? { undo } : {}) });
   if (wait === null) return { id: result.id, message, result: "success" };
 
   const hold = new AbortController();

@@ -43,6 +43,8 @@ export interface Cluster {
   intake: ClusterIntake;
   /** Runs waiting in the shared queue, and taken by a daemon, across the cluster. */
   depth(): Promise<{ waiting: number; running: number }>;
+  /** Runs each daemon (or CLI run) holds a run lock for now, by holder name. */
+  running(): Promise<Array<{ daemon: string; running: number }>>;
   /** Shutdown, first step: take no more runs from the queue. */
   stopFetching(): Promise<void>;
   /** Shutdown, last step: release this daemon's locks, stop pg-boss, close the pool. */
@@ -153,6 +155,8 @@ async function assemble(options: ClusterOptions, parts: { daemon: string; pool: 
     intake,
     stopFetching: () => dispatcher.stopFetching(),
     depth: () => queueDepth(pool, bossSchema),
+    running: async () =>
+      (await pool.query<{ daemon: string; running: number }>('SELECT daemon, count(*)::int AS running FROM run_locks GROUP BY daemon ORDER BY daemon COLLATE "C"')).rows,
     close: () => {
       closed ??= (async () => {
         await dispatcher.stopFetching().catch(() => undefined);

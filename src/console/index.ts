@@ -1,0 +1,33 @@
+import type { FastifyInstance } from "fastify";
+import { registerAssets } from "./assets.js";
+import { registerAutomationActions } from "./automation-actions.js";
+import { registerAutomationsPage } from "./automations-page.js";
+import type { ConsoleContext } from "./context.js";
+import { registerHealthPage } from "./health-page.js";
+import { registerLogsPage } from "./logs-page.js";
+import { registerConsoleHeaders, registerFormBodies } from "./security.js";
+import { registerSessionRoutes, SessionStore } from "./session-routes.js";
+
+export type { ConsoleContext, ConsoleSession } from "./context.js";
+export { sessionOf } from "./context.js";
+export { page } from "./layout.js";
+export { isConsolePath } from "./paths.js";
+export { requireSession } from "./session-routes.js";
+
+/**
+ * The operator console on the daemon's app, next to /v3 (README "Operator
+ * console"). Pages are rendered on the server; routes behind a session use
+ * `{ preHandler: requireSession }`, which sets `request.consoleSession =
+ * {account, csrf}`. Call before the app listens.
+ */
+export function registerConsole(app: FastifyInstance, ctx: ConsoleContext): void {
+  app.decorate("consoleSessions", new SessionStore(ctx.sessions, ctx.accounts, ctx.settings.consoleSessionMs, ctx.now));
+  registerConsoleHeaders(app);
+  registerFormBodies(app);
+  registerAssets(app);
+  registerSessionRoutes(app, ctx, ctx.accounts);
+  registerAutomationsPage(app, ctx);
+  registerAutomationActions(app, ctx);
+  registerLogsPage(app, ctx);
+  registerHealthPage(app, ctx);
+}
