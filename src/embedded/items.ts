@@ -5,7 +5,7 @@ import { applyItemChange, isIdentifierField, isItemAction, ITEM_ACTIONS } from "
 import { SORTABLE_ITEM_FIELDS, type Item } from "./item-store.js";
 import { compileQuery } from "./query.js";
 import { readFields } from "./form.js";
-import { rawPathAfter, searchFromPath } from "./search-path.js";
+import { searchFromUrl } from "./search-path.js";
 
 /** v1 listings: pages of 50 (service.md). */
 export const ITEMS_PAGE_SIZE = 50;
@@ -68,7 +68,7 @@ function found(ctx: ServiceContext, item: Item | undefined): Record<string, unkn
 export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
   // The raw URL, not the decoded parameter: `&` and `%26` mean different things in a search path.
   const search = (request: FastifyRequest<{ Querystring: ListQuery }>): Record<string, unknown> =>
-    listItems(ctx, request.query, searchFromPath(rawPathAfter(request.url, "/v1/search/items")));
+    listItems(ctx, request.query, searchFromUrl(request.url, "/v1/search/items"));
   app.get<{ Querystring: ListQuery }>("/v1/search/items", search);
   app.get<{ Querystring: ListQuery }>("/v1/search/items/*", search);
 
