@@ -63,6 +63,12 @@ describe("the official client's item calls against the embedded service", () => 
     expect(ordinals(accented.body)[0]?.[1].guid).toBe("SP-1");
   });
 
+  it("its bulk-shaped write (posted to items/) answers the sandbox envelope, not a 404", async () => {
+    const res = await sdk.postRecord("v1/editor/items/", { 1: { identifier: "guid", guid: "BULK-1", title: "Bulk" } });
+    expect(res.status).toBe(501);
+    expect(res.body).toMatchObject({ result: "failure", sandbox: true });
+  });
+
   it("the search path without a query is the listing", async () => {
     const res = await sdk.search("items", {});
     expect(res.status).toBe(200);
