@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
 import { PgDefinitionStore } from "./definitions-store-pg.js";
+import { PgEventStore } from "../events/store-pg.js";
 
 class PgAccountRows implements AccountRows {
   constructor(private readonly pool: pg.Pool) {}
@@ -39,10 +40,12 @@ export class PgDaemonDb implements DaemonDb {
   readonly definitions: PgDefinitionStore;
   /** The cluster's shared queue (pg-boss) keeps waiting runs across restarts. */
   readonly queue = null;
+  readonly events: PgEventStore;
 
   constructor(private readonly pool: pg.Pool) {
     this.accounts = new PgAccountRows(pool);
     this.definitions = new PgDefinitionStore(pool);
+    this.events = new PgEventStore(pool);
   }
 
   async alertRef(automation: string, kind: string): Promise<string | null> {

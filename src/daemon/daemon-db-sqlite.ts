@@ -5,6 +5,7 @@ import { makePrivateDir, privateSqlite } from "../state/private-files.js";
 import type { AccountRow, AccountRows, DaemonDb } from "./daemon-db-types.js";
 import { QUEUE_SCHEMA, SqliteQueueJournal } from "./daemon-db-queue.js";
 import { SqliteDefinitionStore } from "./definitions-store.js";
+import { EVENTS_SCHEMA, SqliteEventStore } from "../events/store-sqlite.js";
 
 /*
  * In the state store's SQLite file, each table prefixed `daemon_` and created
@@ -54,6 +55,7 @@ export class SqliteDaemonDb implements DaemonDb {
   readonly accounts: AccountRows;
   readonly definitions: SqliteDefinitionStore;
   readonly queue: SqliteQueueJournal;
+  readonly events: SqliteEventStore;
 
   private constructor(
     private readonly db: Database.Database,
@@ -62,6 +64,7 @@ export class SqliteDaemonDb implements DaemonDb {
     this.accounts = new SqliteAccountRows(db);
     this.definitions = new SqliteDefinitionStore(db);
     this.queue = new SqliteQueueJournal(db, file);
+    this.events = new SqliteEventStore(db);
   }
 
   static open(file: string): SqliteDaemonDb {
@@ -74,7 +77,7 @@ export class SqliteDaemonDb implements DaemonDb {
       // Definitions rewritten with their secrets sealed must not leave the clear text in freed space.
       db.pragma("secure_delete = ON");
       db.pragma("busy_timeout = 5000");
-      db.exec(SCHEMA + QUEUE_SCHEMA);
+      db.exec(SCHEMA + QUEUE_SCHEMA + EVENTS_SCHEMA);
       return new SqliteDaemonDb(db, file);
     } catch (err) {
       throw new ConveyorError("state", `cannot open the daemon tables in ${file}: ${(err as Error).message}`, {
