@@ -2,6 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signature } from "../../src/embedded/webhook-dispatch.js";
+import { freshSchema } from "../cluster/pg-env.js";
 import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
 
 /** An order export to the service's storage that runs on `order.created`; its schedule is far off. */
@@ -149,4 +150,46 @@ describe("runs on events, on the embedded default", () => {
     expect(second).toContain("EV-1002");
     expect(second).not.toContain("EV-1001");
   });
+});
+
+describe("runs on events, with PostgreSQL state", () => {
+  let t: TestDaemon;
+  let pg: ReturnType<typeof freshSchema>;
+
+  beforeAll(async () => {
+    pg = freshSchema("ev");
+    t = await startTestDaemon({ definitions: { "orders-events.json": DEFINITION }, env: { CONVEYOR_EVENT_WINDOW: "1s", CONVEYOR_DATABASE_URL: pg.url } });
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await pg.drop();
+  });
+
+  it("coalesces a burst of orders into fewer runs than orders, each event taken once", async () => {
+    await until("the endpoint's registration", () => t.daemon.events.store.registration("demo"));
+    const base = t.daemon.embedded?.url ?? "";
+    const numbers = Array.from({ length: 6 }, (_, i) => `PG-${2000 + i}`);
+    for (const n of numbers) {
+      const res = await fetch(`${base}/v3/orders`, {
+        method: "POST",
+        headers: { ...t.headers, "Content-Type": "application/json" },
+        body: JSON.stringify({ ordernumber: n, channel: "shop", dateutc: "2026-03-01 10:00:00", total: "1.00", paymentstatus: "COMPLETE", items: [{ sku: "A1", title: "Alpha", price: "1.00", quantity: "1" }] }),
+      });
+      expect(res.status).toBeLessThan(300);
+    }
+    const claims = await until(
+      "every claim done",
+      async () => {
+        const all = await t.daemon.events.store.claims();
+        return all.length === numbers.length && all.every((c) => c.state === "done") ? all : null;
+      },
+      30_000,
+    );
+    const runs = new Set(claims.map((c) => c.runId));
+    expect(runs.size).toBeLessThan(numbers.length);
+    for (const id of runs) expect(await t.daemon.store.getRun(id ?? "")).toMatchObject({ trigger: "event", outcome: "success" });
+    const outbox = path.join(t.settings.storage, "demo", "outbox");
+    const text = (await Promise.all((await readdir(outbox)).map((f) => readFile(path.join(outbox, f), "utf8")))).join("\n");
+    for (const n of numbers) expect(text.split(n).length - 1).toBe(1);
+  }, 60_000);
 });
