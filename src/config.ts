@@ -68,6 +68,8 @@ const rawSchema = z
     read_limit: positiveInt.default(300),
     write_limit: positiveInt.default(60),
     log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    public_url: z.url({ protocol: /^https?$/ }).optional(),
+    event_window: duration.default(5_000),
   })
   .strict();
 
@@ -103,6 +105,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "read_limit", env: "CONVEYOR_READ_LIMIT", flag: "--read-limit", default: "300", describe: "service read requests per minute" },
   { key: "write_limit", env: "CONVEYOR_WRITE_LIMIT", flag: "--write-limit", default: "60", describe: "service write requests per minute" },
   { key: "log_level", env: "CONVEYOR_LOG_LEVEL", flag: "--log-level", default: "info", describe: "fatal, error, warn, info, debug, trace or silent" },
+  { key: "public_url", env: "CONVEYOR_PUBLIC_URL", flag: "--public-url", default: "embedded: the daemon's own listen address", describe: "where the service reaches the daemon's webhook intake (`<url>/v3/events/webhook/<key>`); without it and with an external service, no webhook endpoint is registered" },
+  { key: "event_window", env: "CONVEYOR_EVENT_WINDOW", flag: "--event-window", default: "5s", describe: "events for one automation within this window start one run" },
 ];
 
 export interface Settings {
@@ -138,6 +142,9 @@ export interface Settings {
   readLimit: number;
   writeLimit: number;
   logLevel: string;
+  /** Base URL the service reaches the daemon at, for its webhook endpoint; undefined: the listen address (embedded service only). */
+  publicUrl: string | undefined;
+  eventWindowMs: number;
   /** True when no service URL is set: the embedded service is started in-process. */
   embedded: boolean;
 }
@@ -240,6 +247,8 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     readLimit: raw.read_limit,
     writeLimit: raw.write_limit,
     logLevel: raw.log_level,
+    publicUrl: raw.public_url?.replace(/\/+$/, ""),
+    eventWindowMs: raw.event_window,
     embedded: raw.service_url === undefined,
   };
 }

@@ -3,6 +3,7 @@ import type { Automation } from "../definition/index.js";
 import type { Logger } from "../log.js";
 import type { ServiceClient } from "../service/index.js";
 import type { RunParameters, RunRecord, StateStore } from "../state/index.js";
+import type { RunEvents } from "../daemon/types.js";
 
 /** What a run needs from the worker: settings, state, the account's service client, a logger. */
 export interface RunEnvironment {
@@ -48,6 +49,8 @@ export interface RunOptions extends RunParameters {
   localFiles?: readonly string[];
   /** `conveyor undo`: this run takes back run `of` (narrowed to some identifiers or fields when given) instead of importing. */
   undo?: UndoRequest;
+  /** An event run (`trigger: event`): the events it took at its start and the orders they name. */
+  events?: RunEvents;
 }
 
 export interface UndoRequest {

@@ -6,6 +6,7 @@ import { registerErrorReplies } from "../../http/errors.js";
 import { Throttle, type RateLimits } from "../../http/throttle.js";
 import { MAX_DEFINITION_BYTES } from "../../definition/index.js";
 import { maskSecrets } from "../../secrets.js";
+import { isIntakePath, registerIntake } from "../../events/intake.js";
 import { registerAuth } from "./auth.js";
 import type { ApiContext } from "./context.js";
 import { registerCustom } from "./custom.js";
@@ -37,7 +38,8 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerBodyLimits(app, API_BODY_LIMITS);
 
   const throttle = new Throttle(limits, () => ctx.now().getTime());
-  registerAuth(app, ctx.accounts, (server, key) => throttle.register(server, key));
+  // The service delivers every account's webhooks from one address: a per-address budget would refuse them in a burst.
+  registerAuth(app, ctx.accounts, (server, key) => throttle.register(server, key, (request) => isIntakePath(request.url)));
   app.addHook("onResponse", async (request, reply) => {
     ctx.metrics.observeRequest(request.method, reply.statusCode);
   });
@@ -59,5 +61,6 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerRuns(app, ctx);
   registerUndo(app, ctx);
   registerLogs(app, ctx);
+  if (ctx.events) registerIntake(app, ctx.events);
   return app;
 }
