@@ -95,7 +95,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
 
     let scheduler: Scheduler | null = null;
     const resync = (): void => {
-      void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
+      void definitions.schedulables(settings.eventCatchUpMs).then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
     };
     const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
     const catalogue = await Catalogue.load(catalogueFolder, logger);
@@ -171,7 +171,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
 
     let ready = false;
     const api = await buildApi({ settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
-    await activeScheduler.sync(await definitions.schedulables());
+    await activeScheduler.sync(await definitions.schedulables(settings.eventCatchUpMs));
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();
     const port = typeof address === "object" && address ? address.port : settings.listen.port;
