@@ -73,6 +73,14 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE, chunk integer NOT NULL, body bytea NOT NULL,
         PRIMARY KEY (run_id, chunk));`,
   },
+  {
+    name: "run events: the service events each event run took",
+    sql: `
+      CREATE TABLE run_events (
+        event_id text COLLATE "C" NOT NULL, run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        PRIMARY KEY (event_id, run_id));
+      CREATE INDEX run_events_by_run ON run_events (run_id);`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */
