@@ -170,7 +170,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     silenceTimer.unref();
 
     let ready = false;
-    const api = await buildApi({ settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready }, options.apiLimits ?? API_LIMITS);
+    const api = await buildApi({ settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready, secretKey }, options.apiLimits ?? API_LIMITS);
     await activeScheduler.sync(await definitions.schedulables(settings.eventCatchUpMs));
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();
