@@ -59,6 +59,8 @@ const rawSchema = z
     concurrency: positiveInt.default(4),
     bulk_rows: positiveInt.default(5000),
     full_run_every: duration.default(24 * 3600_000),
+    event_catchup: duration.refine((ms) => ms >= 1000, "must be 1s or more").default(15 * 60_000),
+    push_max_bytes: positiveInt.default(2 * 1024 ** 3),
     max_run_time: duration.default(2 * 3600_000),
     run_lease: duration.default(60_000),
     debug_rows: z.coerce.number().int().nonnegative().default(1000),
@@ -96,6 +98,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "concurrency", env: "CONVEYOR_CONCURRENCY", flag: "--concurrency", default: "4", describe: "runs side by side" },
   { key: "bulk_rows", env: "CONVEYOR_BULK_ROWS", flag: "--bulk-rows", default: "5000", describe: "rows per bulk file" },
   { key: "full_run_every", env: "CONVEYOR_FULL_RUN_EVERY", flag: "--full-run-every", default: "24h", describe: "full run interval for scheduled diff runs" },
+  { key: "event_catchup", env: "CONVEYOR_EVENT_CATCHUP", flag: "--event-catchup", default: "15m", describe: "how often an order export started by `events` and without a `schedule` runs anyway (a diff run), for orders whose event never came" },
+  { key: "push_max_bytes", env: "CONVEYOR_PUSH_MAX_BYTES", flag: "--push-max-bytes", default: "2147483648 (2 GiB)", describe: "largest file `PUT /v3/automations/{custom|installed}/{id}/files/{name}` takes, in bytes (413 past it)" },
   { key: "max_run_time", env: "CONVEYOR_MAX_RUN_TIME", flag: "--max-run-time", default: "2h", describe: "longest run before it is canceled" },
   { key: "run_lease", env: "CONVEYOR_RUN_LEASE", flag: "--run-lease", default: "60s", describe: "with PostgreSQL: a run whose daemon stopped renewing it this long is marked interrupted (at least 20s)" },
   { key: "debug_rows", env: "CONVEYOR_DEBUG_ROWS", flag: "--debug-rows", default: "1000", describe: "mapped records kept in debug files" },
@@ -132,6 +136,10 @@ export interface Settings {
   concurrency: number;
   bulkRows: number;
   fullRunEveryMs: number;
+  /** An automation on events without a schedule runs this often (diff) to catch what no event brought. */
+  eventCatchUpMs: number;
+  /** Largest pushed feed, in bytes. */
+  pushMaxBytes: number;
   maxRunTimeMs: number;
   runLeaseMs: number;
   debugRows: number;
@@ -238,6 +246,8 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     concurrency: raw.concurrency,
     bulkRows: raw.bulk_rows,
     fullRunEveryMs: raw.full_run_every,
+    eventCatchUpMs: raw.event_catchup,
+    pushMaxBytes: raw.push_max_bytes,
     maxRunTimeMs: raw.max_run_time,
     runLeaseMs: raw.run_lease,
     debugRows: raw.debug_rows,

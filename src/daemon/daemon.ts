@@ -102,7 +102,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     let scheduler: Scheduler | null = null;
     let events: DaemonEvents | null = null;
     const resync = (): void => {
-      void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
+      void definitions.schedulables(settings.eventCatchUpMs).then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
       void events?.resync().catch((err: unknown) => logger.error({ err }, "event subscriptions sync failed"));
     };
     const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
@@ -197,7 +197,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     silenceTimer.unref();
 
     let ready = false;
-    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, events: daemonEvents.intake(metrics), logger, now: () => new Date(), ready: () => ready };
+    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, events: daemonEvents.intake(metrics), logger, now: () => new Date(), ready: () => ready, secretKey };
     const api = await buildApi(apiContext, options.apiLimits ?? API_LIMITS);
     const limiter = limits.limiter;
     registerConsole(api, {
@@ -208,7 +208,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       ...(cluster ? { cluster } : {}),
       ...(options.signInLimit !== undefined ? { signInLimit: options.signInLimit } : {}),
     });
-    await activeScheduler.sync(await definitions.schedulables());
+    await activeScheduler.sync(await definitions.schedulables(settings.eventCatchUpMs));
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();
     const port = typeof address === "object" && address ? address.port : settings.listen.port;

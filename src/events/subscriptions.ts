@@ -1,6 +1,5 @@
 import type { Logger } from "../log.js";
 import type { DefinitionService } from "../daemon/definitions.js";
-import { unprefixedType } from "./envelope.js";
 
 export interface Subscriber {
   /** The automation's key in the daemon (its id). */
@@ -66,9 +65,8 @@ export class Subscriptions {
     const next: Subscriber[] = [];
     for (const stored of await this.definitions.all()) {
       try {
-        const { automation, raw } = this.definitions.effective(stored);
-        // From the validated raw definition: the normalised Automation gains `events` with the definition side of #30.
-        const events = Array.isArray(raw.events) ? raw.events.filter((t): t is string => typeof t === "string").map(unprefixedType) : [];
+        const { automation } = this.definitions.effective(stored);
+        const events = automation.events ?? [];
         if (events.length > 0 && automation.active && !automation.draft) next.push({ key: String(stored.id), account: stored.account, events });
       } catch (err) {
         // A definition that no longer validates starts nothing; its runs report why.

@@ -1,9 +1,9 @@
 import type { Settings } from "../config.js";
+import type { RunEvents } from "../daemon/types.js";
 import type { Automation } from "../definition/index.js";
 import type { Logger } from "../log.js";
 import type { ServiceClient } from "../service/index.js";
 import type { RunParameters, RunRecord, StateStore } from "../state/index.js";
-import type { RunEvents } from "../daemon/types.js";
 
 /** What a run needs from the worker: settings, state, the account's service client, a logger. */
 export interface RunEnvironment {
@@ -49,7 +49,11 @@ export interface RunOptions extends RunParameters {
   localFiles?: readonly string[];
   /** `conveyor undo`: this run takes back run `of` (narrowed to some identifiers or fields when given) instead of importing. */
   undo?: UndoRequest;
-  /** An event run (`trigger: event`): the events it took at its start and the orders they name. */
+  /**
+   * An event run (`trigger: event`) of an order export: it reads only these
+   * events' orders, and its record names the events. Always a diff run, so
+   * an order already delivered is not sent again.
+   */
   events?: RunEvents;
 }
 

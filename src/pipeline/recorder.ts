@@ -12,6 +12,8 @@ export function newRunId(now = new Date()): string {
 
 export interface RunStart extends RunSubject, RunParameters {
   id?: string;
+  /** An event run: the ids of the events it takes. */
+  events?: readonly string[];
 }
 
 const HEARTBEAT_MS = 10_000;
@@ -57,6 +59,7 @@ export class RunRecorder implements ApplyJournal {
       guard: null,
       error: null,
       heartbeat: now.toISOString(),
+      ...(start.events ? { events: [...start.events] } : {}),
     };
     await store.createRun(record);
     const recorder = new RunRecorder(store, record);

@@ -98,6 +98,14 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
       CREATE TABLE daemon_webhooks (account text PRIMARY KEY, endpoint_id text NOT NULL, key text NOT NULL UNIQUE, url text NOT NULL,
         event_types text NOT NULL, secret text NOT NULL, previous_secret text, updated text NOT NULL);`,
   },
+  {
+    name: "run events: the service events each event run took",
+    sql: `
+      CREATE TABLE run_events (
+        event_id text COLLATE "C" NOT NULL, run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        PRIMARY KEY (event_id, run_id));
+      CREATE INDEX run_events_by_run ON run_events (run_id);`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

@@ -54,10 +54,19 @@ export class PostgresStore implements StateStore {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    await this.pool.query(
+    const insert = [
       "INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
       [run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run)],
-    );
+    ] as const;
+    const events = run.events ?? [];
+    if (events.length === 0) {
+      await this.pool.query(insert[0], [...insert[1]]);
+      return;
+    }
+    await inTransaction(this.pool, async (client) => {
+      await client.query(insert[0], [...insert[1]]);
+      await client.query("INSERT INTO run_events (event_id, run_id) SELECT e, $2 FROM unnest($1::text[]) AS e ON CONFLICT DO NOTHING", [events, run.id]);
+    });
   }
 
   /** Read, merge and write under the row's lock, so two writers of one run never lose each other's fields. */
@@ -84,6 +93,10 @@ export class PostgresStore implements StateStore {
       if (value === undefined) continue;
       args.push(value);
       where.push(`${column} = $${args.length}`);
+    }
+    if (query.event !== undefined) {
+      args.push(query.event);
+      where.push(`id IN (SELECT run_id FROM run_events WHERE event_id = $${args.length})`);
     }
     args.push(query.limit ?? 100);
     const sql = `SELECT body FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT $${args.length}`;

@@ -41,6 +41,9 @@ const MIGRATIONS: string[] = [
    CREATE TABLE metadata (automation TEXT PRIMARY KEY, body TEXT NOT NULL);`,
   `CREATE TABLE run_locks (automation TEXT PRIMARY KEY, run_id TEXT NOT NULL, holder TEXT NOT NULL, started TEXT NOT NULL, heartbeat TEXT NOT NULL);`,
   `CREATE TABLE undo_journal (run_id TEXT NOT NULL, chunk INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run_id, chunk)) WITHOUT ROWID;`,
+  // The events each event run took, so the run of an event is found without reading every record.
+  `CREATE TABLE run_events (event_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (event_id, run_id)) WITHOUT ROWID;
+   CREATE INDEX run_events_by_run ON run_events (run_id);`,
 ];
 
 const CHUNK = 500;
@@ -87,9 +90,13 @@ export class SqliteStore implements StateStore {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    this.db
-      .prepare("INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run));
+    this.db.transaction(() => {
+      this.db
+        .prepare("INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .run(run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run));
+      const event = this.db.prepare("INSERT OR IGNORE INTO run_events (event_id, run_id) VALUES (?, ?)");
+      for (const id of run.events ?? []) event.run(id, run.id);
+    })();
   }
 
   async updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void> {
@@ -117,6 +124,7 @@ export class SqliteStore implements StateStore {
       ["automation = ?", query.automation],
       ["account = ?", query.account],
       ["mode = ?", query.mode],
+      ["id IN (SELECT run_id FROM run_events WHERE event_id = ?)", query.event],
     ];
     const used = filters.filter((f): f is [string, string] => f[1] !== undefined);
     const where = used.map(([sql]) => sql);
@@ -149,8 +157,9 @@ export class SqliteStore implements StateStore {
   async pruneRuns(before: Date): Promise<number> {
     // Log records go with the runs that wrote them: both are kept for run_retention.
     this.db.prepare("DELETE FROM logs WHERE timestamp < ?").run(before.toISOString().replace("T", " ").slice(0, 19));
-    // The undo journals go with their runs (PostgreSQL: by its foreign key).
+    // The undo journals and the event links go with their runs (PostgreSQL: by their foreign keys).
     this.db.prepare("DELETE FROM undo_journal WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());
+    this.db.prepare("DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());
     return this.db.prepare("DELETE FROM runs WHERE outcome IS NOT NULL AND started < ?").run(before.toISOString()).changes;
   }
 

@@ -119,6 +119,8 @@ export interface RunRecord extends RunSubject, RunParameters {
    * or why the run cannot be undone (`reason`: an order import, an export).
    */
   undo?: { journal: boolean; chunks?: number; entries?: number; bytes?: number; reason?: string };
+  /** An event run (`trigger: event`): the ids of the service events it took. */
+  events?: string[];
   /** An undo run: the run it takes back. */
   undo_of?: string;
   /** An undo run: the fields it left alone because the service no longer held the value the run set (conflicts.csv). */
@@ -222,6 +224,8 @@ export interface RunListQuery {
   account?: string;
   limit?: number;
   mode?: RunMode;
+  /** The runs that took this service event (its id). */
+  event?: string;
 }
 
 /** The no-overlap lock of one automation: the run that holds it, and its holder's last sign of life. */

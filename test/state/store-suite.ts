@@ -120,6 +120,17 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect((await store.status("a1")).last_run_id).toBe("d-new");
     });
 
+    it("keeps an event run's events and finds its runs by event, until retention forgets them", async () => {
+      await store.createRun(run({ id: "ev-1", trigger: "event", events: ["evt_1", "evt_2", "evt_2"], started: "2026-01-01T00:00:00.000Z", finished: "2026-01-01T00:01:00.000Z", outcome: "success" }));
+      await store.createRun(run({ id: "ev-2", trigger: "event", events: ["evt_2"], started: "2026-11-20T00:00:00.000Z" }));
+      expect((await store.getRun("ev-1"))?.events).toEqual(["evt_1", "evt_2", "evt_2"]);
+      expect((await store.listRuns({ event: "evt_2" })).map((r) => r.id)).toEqual(["ev-2", "ev-1"]);
+      expect((await store.listRuns({ event: "evt_1", account: "demo" })).map((r) => r.id)).toEqual(["ev-1"]);
+      expect(await store.listRuns({ event: "evt_none" })).toEqual([]);
+      await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
+      expect((await store.listRuns({ event: "evt_2" })).map((r) => r.id)).toEqual(["ev-2"]);
+    });
+
     it("forgets runs and their log records past the retention, never an open run", async () => {
       await store.createRun(run({ id: "old", started: "2026-01-01T00:00:00.000Z", finished: "2026-01-01T00:01:00.000Z", outcome: "success" }));
       await store.createRun(run({ id: "old-open", started: "2026-01-01T00:00:00.000Z" }));

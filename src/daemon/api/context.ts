@@ -26,6 +26,8 @@ export interface ApiContext {
   events?: IntakeDeps;
   /** True once the scheduler runs and recovery is done: `/readyz`. */
   ready: () => boolean;
+  /** Key of encrypted parameters, for routes that resolve a definition as a run would (a pushed feed's folder and names). */
+  secretKey?: Buffer;
 }
 
 /** The account of an authenticated request: the auth hook has checked the pair already. */

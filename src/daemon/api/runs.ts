@@ -18,10 +18,12 @@ export function runView(run: RunRecord): Record<string, unknown> {
 }
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,100}$/;
+/** The service's event ids (`evt_…`; the seed leaves their form open, so a little wider). */
+const EVENT_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 
 /**
- * Our run-record routes (documented in the README): list runs, one run, its
- * debug files. A run queued but not started yet has no record: its id is
+ * Our run-record routes (documented in the README): list runs (also the
+ * runs that took one service event, `?event=`), one run, its debug files. A run queued but not started yet has no record: its id is
  * answered from the queue.
  */
 export function registerRuns(app: FastifyInstance, ctx: ApiContext): void {
@@ -41,12 +43,14 @@ export function registerRuns(app: FastifyInstance, ctx: ApiContext): void {
   };
 
   app.get("/v3/automations/runs", async (request) => {
-    const q = rejectUnknown(request, ["automation", "limit", "mode"]);
+    const q = rejectUnknown(request, ["automation", "limit", "mode", "event"]);
     if (q.mode !== undefined && q.mode !== "debug" && q.mode !== "prod") throw badRequest(`mode must be debug or prod, not ${JSON.stringify(q.mode)}`);
+    if (q.event !== undefined && !EVENT_ID.test(q.event)) throw badRequest(`event must be an event id (letters, digits, _ and -, up to 200), not ${JSON.stringify(q.event)}`);
     const runs = await ctx.store.listRuns({
       account: accountOf(request),
       ...(q.automation ? { automation: q.automation } : {}),
       ...(q.mode ? { mode: q.mode as RunMode } : {}),
+      ...(q.event ? { event: q.event } : {}),
       limit: positiveInt(q.limit, "limit", 50, 1000),
     });
     return { count: String(runs.length), timestamp: ctx.now().toISOString(), runs: runs.map(runView) };
