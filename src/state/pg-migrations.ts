@@ -73,6 +73,10 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE, chunk integer NOT NULL, body bytea NOT NULL,
         PRIMARY KEY (run_id, chunk));`,
   },
+  {
+    name: "run progress: the latest stage, rows and rate of a running run, saved with its heartbeat",
+    sql: `ALTER TABLE runs ADD COLUMN progress json;`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

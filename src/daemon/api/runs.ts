@@ -14,7 +14,17 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 export function runView(run: RunRecord): Record<string, unknown> {
-  return { ...runJson(run), account: run.account, force: run.force, notify: run.notify, email: run.email, state: run.finished ? "finished" : "running" };
+  const running = !run.finished;
+  return {
+    ...runJson(run),
+    account: run.account,
+    force: run.force,
+    notify: run.notify,
+    email: run.email,
+    state: running ? "running" : "finished",
+    // Where a running run stands (stage, rows, files, rate), as any daemon sharing the store reads it.
+    ...(running && run.progress ? { progress: run.progress } : {}),
+  };
 }
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,100}$/;
