@@ -12,6 +12,7 @@ import { registerCustom } from "./custom.js";
 import { registerHealth } from "./health.js";
 import { registerInstalled } from "./installed.js";
 import { registerLogs } from "./logs.js";
+import { registerRunTables } from "./run-tables.js";
 import { registerRuns } from "./runs.js";
 import { registerUndo } from "./undo-route.js";
 
@@ -57,6 +58,7 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerCustom(app, ctx);
   registerInstalled(app, ctx);
   registerRuns(app, ctx);
+  registerRunTables(app, ctx);
   registerUndo(app, ctx);
   registerLogs(app, ctx);
   return app;
