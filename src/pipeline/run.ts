@@ -50,7 +50,9 @@ export async function runAutomation(env: RunEnvironment, given: RunOptions): Pro
   const timings: Array<{ stage: RunStage; at: string }> = [];
   const stage = (s: RunStage, rows = recorder.counts.rows, files?: { done: number; total: number }): void => {
     if (timings[timings.length - 1]?.stage !== s) timings.push({ stage: s, at: now().toISOString() });
-    options.progress?.(files ? { stage: s, rows, ...files } : { stage: s, rows });
+    const p = files ? { stage: s, rows, ...files } : { stage: s, rows };
+    recorder.progress(p);
+    options.progress?.(p);
   };
   let outcome: RunOutcome = "failed";
   let error: ConveyorError | undefined;

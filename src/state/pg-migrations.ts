@@ -106,6 +106,10 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         PRIMARY KEY (event_id, run_id));
       CREATE INDEX run_events_by_run ON run_events (run_id);`,
   },
+  {
+    name: "run progress: the latest stage, rows and rate of a running run, saved with its heartbeat",
+    sql: `ALTER TABLE runs ADD COLUMN progress json;`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

@@ -18,6 +18,7 @@ import type {
   LockRequest,
   RunListQuery,
   RunMode,
+  RunProgressSnapshot,
   RunRecord,
   SnapshotEntry,
   StateStore,
@@ -44,9 +45,24 @@ const MIGRATIONS: string[] = [
   // The events each event run took, so the run of an event is found without reading every record.
   `CREATE TABLE run_events (event_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (event_id, run_id)) WITHOUT ROWID;
    CREATE INDEX run_events_by_run ON run_events (run_id);`,
+  // A column of its own: saved once a second while a run runs, without rewriting the record's body.
+  `ALTER TABLE runs ADD COLUMN progress TEXT;`,
 ];
 
 const CHUNK = 500;
+
+interface RunRow {
+  body: string;
+  progress?: string | null;
+  heartbeat?: string | null;
+}
+
+/** The record with its progress while it runs (the column holds the newer heartbeat too). */
+function runFromRow(row: RunRow): RunRecord {
+  const run = JSON.parse(row.body) as RunRecord;
+  if (run.outcome !== null || !row.progress) return run;
+  return { ...run, heartbeat: row.heartbeat ?? run.heartbeat, progress: JSON.parse(row.progress) as RunProgressSnapshot };
+}
 
 /** The embedded default: one SQLite file in the data folder, WAL, migrations by user_version. */
 export class SqliteStore implements StateStore {
@@ -99,11 +115,15 @@ export class SqliteStore implements StateStore {
     })();
   }
 
+  async saveProgress(id: string, progress: RunProgressSnapshot): Promise<void> {
+    this.db.prepare("UPDATE runs SET progress = ?, heartbeat = ? WHERE id = ? AND outcome IS NULL").run(JSON.stringify(progress), progress.at, id);
+  }
+
   async updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void> {
     this.db.transaction(() => {
-      const current = this.readRun(id);
-      if (!current) throw new ConveyorError("state", `run ${id} does not exist`);
-      const next: RunRecord = { ...current, ...patch, id };
+      const row = this.db.prepare("SELECT body FROM runs WHERE id = ?").get(id) as RunRow | undefined;
+      if (!row) throw new ConveyorError("state", `run ${id} does not exist`);
+      const { progress: _progress, ...next }: RunRecord = { ...(JSON.parse(row.body) as RunRecord), ...patch, id };
       this.db
         .prepare("UPDATE runs SET finished = ?, outcome = ?, heartbeat = ?, body = ? WHERE id = ?")
         .run(next.finished, next.outcome, next.heartbeat, JSON.stringify(next), id);
@@ -111,8 +131,8 @@ export class SqliteStore implements StateStore {
   }
 
   private readRun(id: string): RunRecord | null {
-    const row = this.db.prepare("SELECT body FROM runs WHERE id = ?").get(id) as { body: string } | undefined;
-    return row ? (JSON.parse(row.body) as RunRecord) : null;
+    const row = this.db.prepare("SELECT body, progress, heartbeat FROM runs WHERE id = ?").get(id) as RunRow | undefined;
+    return row ? runFromRow(row) : null;
   }
 
   async getRun(id: string): Promise<RunRecord | null> {
@@ -129,9 +149,9 @@ export class SqliteStore implements StateStore {
     const used = filters.filter((f): f is [string, string] => f[1] !== undefined);
     const where = used.map(([sql]) => sql);
     const args = used.map(([, value]) => value);
-    const sql = `SELECT body FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...args, query.limit ?? 100) as { body: string }[];
-    return rows.map((r) => JSON.parse(r.body) as RunRecord);
+    const sql = `SELECT body, progress, heartbeat FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, query.limit ?? 100) as RunRow[];
+    return rows.map(runFromRow);
   }
 
   async markInterrupted(staleBefore: Date, dead: readonly string[] = []): Promise<RunRecord[]> {

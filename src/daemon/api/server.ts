@@ -13,6 +13,7 @@ import { registerCustom } from "./custom.js";
 import { registerHealth } from "./health.js";
 import { registerInstalled } from "./installed.js";
 import { registerLogs } from "./logs.js";
+import { registerRunTables } from "./run-tables.js";
 import { registerRuns } from "./runs.js";
 import { registerUndo } from "./undo-route.js";
 
@@ -59,6 +60,7 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerCustom(app, ctx);
   registerInstalled(app, ctx);
   registerRuns(app, ctx);
+  registerRunTables(app, ctx);
   registerUndo(app, ctx);
   registerLogs(app, ctx);
   if (ctx.events) registerIntake(app, ctx.events);
