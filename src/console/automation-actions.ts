@@ -39,6 +39,14 @@ export function registerAutomationActions(app: FastifyInstance, ctx: ConsoleCont
 
   app.get(base, { preHandler: requireSession }, async (request, reply) => renderAutomation(ctx, request, reply));
 
+  // A run names its automation by key (the id as text); the page's address also needs its kind.
+  app.get("/automations/:key", { preHandler: requireSession }, async (request, reply) => {
+    const key = String((request.params as Record<string, unknown>).key);
+    const stored = await ctx.definitions.byKey(key);
+    if (!stored || stored.account !== sessionOf(request).account) return reply.code(404).type("text/plain; charset=utf-8").send(`no automation ${key} in this account`);
+    return reply.redirect(`/automations/${stored.kind}/${stored.id}`, 302);
+  });
+
   app.post(`${base}/run`, { preHandler: requireSession }, async (request, reply) => {
     const { account } = sessionOf(request);
     const t = target(request);

@@ -4,9 +4,13 @@ import { registerAutomationActions } from "./automation-actions.js";
 import { registerAutomationsPage } from "./automations-page.js";
 import type { ConsoleContext } from "./context.js";
 import { registerHealthPage } from "./health-page.js";
+import { page } from "./layout.js";
 import { registerLogsPage } from "./logs-page.js";
+import { registerRunPages } from "./run-routes.js";
 import { registerConsoleHeaders, registerFormBodies } from "./security.js";
-import { registerSessionRoutes, SessionStore } from "./session-routes.js";
+import { registerSessionRoutes, requireSession, SessionStore } from "./session-routes.js";
+import { sessionOf } from "./context.js";
+import { automationName } from "../daemon/wiring.js";
 
 export type { ConsoleContext, ConsoleSession } from "./context.js";
 export { sessionOf } from "./context.js";
@@ -30,4 +34,20 @@ export function registerConsole(app: FastifyInstance, ctx: ConsoleContext): void
   registerAutomationActions(app, ctx);
   registerLogsPage(app, ctx);
   registerHealthPage(app, ctx);
+  registerRunPages(
+    app,
+    {
+      store: ctx.store,
+      dataDir: ctx.settings.dataDir,
+      automationName: async (key) => ((await ctx.definitions.byKey(key)) ? automationName(ctx.definitions, key) : null),
+      account: (request) => sessionOf(request).account,
+      csrf: (request) => sessionOf(request).csrf,
+      wrap: (request, title, body) => {
+        const { account, csrf } = sessionOf(request);
+        return page({ title, account, csrf, active: "automations", body });
+      },
+      liveScript: "/assets/run-live.js",
+    },
+    requireSession,
+  );
 }
