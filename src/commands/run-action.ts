@@ -12,7 +12,6 @@ import type { HeldLock } from "../state/index.js";
 import { openDaemonDb } from "../daemon/daemon-db.js";
 import { runAccount, targetOf, type RunAccount } from "./run-target.js";
 import { lockForCli } from "./run-lock.js";
-import { Notifier } from "../daemon/notify.js";
 import { EXIT, isUsageError, runCommand } from "./context.js";
 import { applyParams } from "./params.js";
 import { settingsFrom } from "./settings-from.js";
@@ -94,6 +93,8 @@ export async function runAction(arg: string, flags: RunFlags, command: Command):
       progress.stop();
       // The same mails as a daemon run: the --notify summary, and the alert address on a failure.
       if (run.notify || (settings.alertEmail && run.outcome === "failed")) {
+        // The mailer (nodemailer) loads only for a run that mails.
+        const { Notifier } = await import("../daemon/notify.js");
         const db = openDaemonDb(settings, worker.env.store);
         try {
           await new Notifier({ settings, store: worker.env.store, db, logger }).afterRun(run, automation.name);

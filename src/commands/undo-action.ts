@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import { runJson, runSummary } from "../cli-output/summary.js";
 import { progressView } from "../cli-output/progress.js";
 import { openDaemonDb } from "../daemon/daemon-db.js";
-import { Notifier } from "../daemon/notify.js";
 import { ConveyorError } from "../errors.js";
 import { createLogger } from "../log.js";
 import { runAutomation } from "../pipeline/run.js";
@@ -70,6 +69,8 @@ export async function undoAction(runId: string, flags: UndoFlags, command: Comma
       progress.stop();
       // The same mails as a run: the --notify summary, and the alert address on a failure.
       if (run.notify || (settings.alertEmail && run.outcome === "failed")) {
+        // The mailer (nodemailer) loads only for a run that mails.
+        const { Notifier } = await import("../daemon/notify.js");
         const db = openDaemonDb(settings, worker.env.store);
         try {
           await new Notifier({ settings, store: worker.env.store, db, logger }).afterRun(run, target.automation.name);
