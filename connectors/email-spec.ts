@@ -1,5 +1,4 @@
 import { integer, known, nonEmpty, text } from "../src/schema-kit.js";
-import { emailConnectorFactory } from "./email.js";
 import type { ConnectorSpec } from "./spec.js";
 import { address, password, port, username } from "./spec-keys.js";
 
@@ -35,5 +34,5 @@ export const emailSpec: ConnectorSpec = {
   capabilities: ["list", "download", "upload"],
   settings: ["allowPrivateHosts", "smtpUrl"],
   refusalHint: "a processed message is marked seen and passed by the checkpoint; use after_import: keep",
-  create: emailConnectorFactory,
+  load: async () => (await import("./email.js")).emailConnectorFactory,
 };

@@ -1,5 +1,4 @@
 import { flag } from "../src/schema-kit.js";
-import { createFtpConnector } from "./ftp.js";
 import type { ConnectorSpec, RuleKit } from "./spec.js";
 import { LOGIN_KEYS, path, port, validate } from "./spec-keys.js";
 
@@ -34,7 +33,7 @@ function ftpFamily(type: "ftp" | "ftps", tlsKey: "ssl_ftp" | "implicit_tls"): Co
     secrets: { fields: ["password"], urls: ["address"] },
     capabilities: FILE_CAPABILITIES,
     settings: ["allowPrivateHosts"],
-    create: createFtpConnector,
+    load: async () => (await import("./ftp.js")).createFtpConnector,
   };
 }
 

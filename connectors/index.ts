@@ -1,4 +1,5 @@
 import { ConveyorError } from "../src/errors.js";
+import { deferredConnector } from "./deferred.js";
 import { emailSpec } from "./email-spec.js";
 import { ftpSpec, ftpsSpec } from "./ftp-spec.js";
 import { httpSpec } from "./http-spec.js";
@@ -13,7 +14,8 @@ import type { ConnectionConfig, Connector, ConnectorContext, ConnectorParts, Con
 
 // The registry: `connection.type` → its spec. The one place that names the
 // types; validation, masking, secret registration and the pipeline look a
-// type up here. Add a type with one line.
+// type up here. Add a type with one line. A spec is declarations only; the
+// connector itself (and its protocol library) loads when one is first used.
 
 const BUILT_IN: readonly ConnectorSpec[] = [ftpSpec, ftpsSpec, sftpSpec, sdsftpSpec, sds3Spec, httpSpec, emailSpec];
 
@@ -79,7 +81,11 @@ export function createConnector(connection: ConnectionConfig, context: Connector
   // Only the settings the spec names: the worker's own credentials and the rest never reach a connector.
   const settings: ConnectorSettings = {};
   for (const key of spec.settings) Object.assign(settings, { [key]: context.settings[key] });
-  return completeConnector(spec, spec.create(connection, { ...context, settings }));
+  const own = { ...context, settings };
+  if (spec.create) return completeConnector(spec, spec.create(connection, own));
+  const { load } = spec;
+  if (!load) throw new ConveyorError("internal", `the ${spec.label} connector spec has neither create nor load`);
+  return deferredConnector(spec.type, async () => completeConnector(spec, (await load())(connection, own)));
 }
 
 /**

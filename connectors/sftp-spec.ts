@@ -1,6 +1,5 @@
 import { flag, text } from "../src/schema-kit.js";
 import { fileServerRules } from "./ftp-spec.js";
-import { createSftpConnector } from "./sftp.js";
 import type { ConnectorSpec } from "./spec.js";
 import { LOGIN_KEYS, path, port } from "./spec-keys.js";
 
@@ -23,5 +22,5 @@ export const sftpSpec: ConnectorSpec = {
   capabilities: ["list", "download", "upload", "delete", "move"],
   settings: ["allowPrivateHosts"],
   listedPort: 22,
-  create: createSftpConnector,
+  load: async () => (await import("./sftp.js")).createSftpConnector,
 };

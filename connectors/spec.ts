@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Add } from "../src/schema-kit.js";
-import type { ConnectionConfig, ConnectorContext, ConnectorParts, ConnectorSettings } from "./types.js";
+import type { ConnectionConfig, ConnectorContext, ConnectorFactory, ConnectorParts, ConnectorSettings } from "./types.js";
 
 // What a connection type declares about itself, the way a Redpanda Connect
 // component does: the keys it reads with their schema, its defaults, which
@@ -92,6 +92,12 @@ export interface ConnectorSpec {
   readonly joinsPages?: (conn: ConnectionConfig) => boolean;
   /** The port a listing shows when the connection has none (seed 2.2 lists every connection key). */
   readonly listedPort?: number;
-  /** Builds the connector; the registry fills in a refusal for each capability it lacks. */
-  create(connection: ConnectionConfig, context: ConnectorContext): ConnectorParts;
+  /** Builds the connector; the registry fills in a refusal for each capability it lacks. A spec has this or `load`. */
+  create?(connection: ConnectionConfig, context: ConnectorContext): ConnectorParts;
+  /**
+   * The factory in a module of its own, loaded with the first operation of a
+   * connector of this type (see deferred.ts): validating, masking and listing
+   * a type never load its library.
+   */
+  load?(): Promise<ConnectorFactory>;
 }

@@ -3,8 +3,7 @@ import type { TransportOptions } from "./options.js";
 import { storageSetting } from "./storage-paths.js";
 import type { ConnectionConfig, Connector, ConnectorContext } from "./types.js";
 import { LocalStorageConnector } from "./storage-local.js";
-import { S3StorageConnector } from "./storage-s3.js";
-import { createSftpStorage } from "./storage-sftp.js";
+import { deferredConnector } from "./deferred.js";
 
 // `sdsftp` and `sds3` are two names for one thing: the service's own storage.
 // The seed exposed it over FTP and S3; here the worker's CONVEYOR_STORAGE
@@ -22,10 +21,11 @@ export function createStorageConnector(connection: ConnectionConfig, context: Co
   const type = connection.type;
   if (type !== "sdsftp" && type !== "sds3") throw new ConveyorError("internal", `storage connector asked for type ${type}`);
   switch (storageKind(storageSetting(context.settings))) {
+    // The AWS SDK and ssh2 load with the first operation, and only for the storage that needs them.
     case "s3":
-      return new S3StorageConnector(type, connection, context);
+      return deferredConnector(type, async () => new (await import("./storage-s3.js")).S3StorageConnector(type, connection, context));
     case "sftp":
-      return createSftpStorage(type, connection, context, options);
+      return deferredConnector(type, async () => (await import("./storage-sftp.js")).createSftpStorage(type, connection, context, options));
     default:
       return new LocalStorageConnector(type, connection, context);
   }

@@ -7,10 +7,14 @@
  */
 
 import { spawn } from "node:child_process";
+import module from "node:module";
 import { chooseRuntime, HANDED_OVER_ENV } from "./runtime.js";
 
 const choice = chooseRuntime();
 if (choice.kind === "run") {
+  // Node keeps the compiled code of the program's few hundred modules on disk (in the temp folder) from one start to
+  // the next: compiling them was most of a short run's start-up. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+  module.enableCompileCache?.();
   await import("./main.js");
 } else if (choice.kind === "refuse") {
   process.stderr.write(choice.message);

@@ -1,6 +1,6 @@
 import type { Settings } from "./config.js";
 import { loadSecretKey } from "./definition/index.js";
-import { startEmbeddedService, type EmbeddedService } from "./embedded/index.js";
+import type { EmbeddedService } from "./embedded/index.js";
 import { ConveyorError } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import type { RunEnvironment } from "./pipeline/environment.js";
@@ -27,6 +27,8 @@ export async function openWorker(settings: Settings, logger: Logger = createLogg
   let apiUser = settings.apiUser;
   let apiToken = settings.apiToken;
   if (settings.embedded) {
+    // Fastify and the service's own database load only when the service runs in this process.
+    const { startEmbeddedService } = await import("./embedded/index.js");
     embedded = await startEmbeddedService({
       dataDir: settings.dataDir,
       // Nothing outside this process calls a CLI command's service, so it takes any free port and never

@@ -1,5 +1,5 @@
 import type { Command, CommanderError } from "commander";
-import { loadSettings, SETTINGS, type Settings } from "../config.js";
+import { SETTINGS } from "../settings-table.js";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import { maskSecrets } from "../secrets.js";
 import { runFlagValueHint } from "./run-flags.js";
@@ -7,28 +7,12 @@ import { runFlagValueHint } from "./run-flags.js";
 /** Exit codes of the spec (runs.md): scripts rely on them. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, partial: 3 } as const;
 
-function flagKey(flag: string): string {
-  // "--data-dir" -> "dataDir", the property commander gives it.
-  return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-}
-
 /** Adds `--config` and one flag per setting to the program; they work before or after the command. */
 export function addSettingsFlags(program: Command): void {
   program.option("--config <file>", "settings file (default: ./conveyor.config.json when present)");
   for (const spec of SETTINGS) {
     program.option(`${spec.flag} <value>`, `${spec.describe} (env ${spec.env}; default ${spec.default})`);
   }
-}
-
-/** Settings from defaults, the config file, the environment and the flags given to any level of the command. */
-export function settingsFrom(command: Command): Settings {
-  const opts = command.optsWithGlobals<Record<string, string | undefined>>();
-  const flags: Record<string, string> = {};
-  for (const spec of SETTINGS) {
-    const value = opts[flagKey(spec.flag)];
-    if (value !== undefined) flags[spec.key] = value;
-  }
-  return loadSettings({ configFile: opts.config, flags });
 }
 
 /** Runs a command body; turns errors into a readable message (or JSON) and an exit code. */

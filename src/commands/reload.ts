@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { pidFilePath, runningDaemonPid } from "../daemon/pid-file.js";
-import { EXIT, runCommand, settingsFrom } from "./context.js";
+import { lazyAction } from "./lazy-action.js";
 
 /**
  * `conveyor reload`: sends SIGHUP to the daemon of this data folder only, by
@@ -14,14 +13,5 @@ export function register(program: Command): void {
     .command("reload")
     .description("make the daemon of this data folder read the published catalogue again (SIGHUP to the pid in <data folder>/daemon.pid)")
     .option("--json", "print the pid signalled as JSON")
-    .action(async (flags: { json?: boolean }, command: Command) => {
-      await runCommand(Boolean(flags.json), async () => {
-        const settings = settingsFrom(command);
-        const pid = runningDaemonPid(settings.dataDir);
-        process.kill(pid, "SIGHUP");
-        if (flags.json) process.stdout.write(`${JSON.stringify({ pid, pid_file: pidFilePath(settings.dataDir), signal: "SIGHUP" })}\n`);
-        else process.stdout.write(`sent SIGHUP to the daemon (pid ${pid}) of ${settings.dataDir}; it logs catalogue_reloaded once the catalogue is read\n`);
-        return EXIT.ok;
-      });
-    });
+    .action(lazyAction(async () => (await import("./reload-action.js")).reloadAction));
 }

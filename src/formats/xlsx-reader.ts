@@ -1,5 +1,4 @@
 import type { Readable } from "node:stream";
-import ExcelJS from "exceljs";
 import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
 import { namedColumn } from "./columns.js";
@@ -58,6 +57,8 @@ export async function openXlsxReader(
 ): Promise<RecordReader> {
   const sheet = options.sheet;
   const skipLines = options.skip_lines ?? 0;
+  // ExcelJS is the heaviest library here (some 170 modules): loaded by the first XLSX file, not by the program.
+  const { default: ExcelJS } = await import("exceljs");
   const workbook = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     sharedStrings: "cache",
     styles: "cache",

@@ -1,5 +1,4 @@
 import { stat } from "node:fs/promises";
-import ExcelJS from "exceljs";
 import { encodeXstring } from "./xlsx-reader.js";
 import type { RecordWriter } from "./types.js";
 
@@ -8,6 +7,8 @@ const YIELD_EVERY = 500;
 
 /** XLSX through exceljs's streaming writer: each row is committed (written out) as soon as it is added. */
 export async function openXlsxWriter(localPath: string, columns: string[]): Promise<RecordWriter> {
+  // Loaded by the first XLSX export, not by the program (see xlsx-reader.ts).
+  const { default: ExcelJS } = await import("exceljs");
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: localPath, useSharedStrings: false, useStyles: false });
   const sheet = workbook.addWorksheet("Sheet1");
   sheet.addRow(columns.map(encodeXstring)).commit();

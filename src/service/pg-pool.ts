@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { ConveyorError } from "../errors.js";
 import { maskSecrets } from "../secrets.js";
 import { parsePgUrl, type PgTarget } from "../state/pg-connect.js";
@@ -12,7 +12,9 @@ import { quoteIdent } from "../state/pg-migrations.js";
  */
 export async function openSharedPool(url: string, options: { max?: number; name?: string } = {}): Promise<{ pool: pg.Pool; target: PgTarget }> {
   const target = parsePgUrl(url);
-  const pool = new pg.Pool({
+  // As openPgPool: pg loads only where a PostgreSQL URL is set.
+  const { Pool } = (await import("pg")).default;
+  const pool = new Pool({
     connectionString: target.connectionString,
     max: options.max ?? 4,
     options: `-c search_path=${quoteIdent(target.schema)}`,

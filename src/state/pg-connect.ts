@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { ConveyorError } from "../errors.js";
 import { maskSecrets, registerSecret } from "../secrets.js";
 import { CONNECT_RETRY, withRetry } from "../retry.js";
@@ -68,7 +68,9 @@ function isTransient(err: unknown): boolean {
  * the schema brought up to date before the pool is handed out.
  */
 export async function openPgPool(target: PgTarget): Promise<pg.Pool> {
-  const pool = new pg.Pool({
+  // pg loads with a PostgreSQL state URL only: SQLite state, the default, never needs it.
+  const { Pool } = (await import("pg")).default;
+  const pool = new Pool({
     connectionString: target.connectionString,
     max: target.poolSize,
     options: `-c search_path=${quoteIdent(target.schema)}`,

@@ -135,7 +135,11 @@ describe("storage routing and S3 faults", () => {
   it("keeps the local storage under <storage>/<apiUser>/ and routes both types by the setting", async () => {
     expect(existsSync(path.join(localRoot, "demo", "in", "feeds", "stock.bin"))).toBe(true);
     const ctx = memoryContext({ storage: `s3://${s3.bucket}/x` });
-    expect(createStorageConnector({ type: "sdsftp", path: "a" }, ctx)).toBeInstanceOf(S3StorageConnector);
+    const routed = createStorageConnector({ type: "sdsftp", path: "a" }, ctx);
+    // The S3 connector loads with the first operation: its answer, or its error, names the bucket.
+    const outcome = await routed.test().then((r) => JSON.stringify(r.facts), (err: unknown) => String(err));
+    await routed.close();
+    expect(outcome).toContain(s3.bucket);
   });
 
   it("wrong S3 credentials: auth error, not retried, secret not shown", async () => {

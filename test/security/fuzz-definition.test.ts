@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkFiles } from "../../src/commands/check.js";
+import { checkFiles } from "../../src/commands/check-action.js";
 import { loadAutomationFile, parseAutomation } from "../../src/definition/index.js";
 import { isConveyorError } from "../../src/errors.js";
 import { deep, definition, definitionLike, FuzzTally, junk, nestText, oddString, type Json } from "./fuzz-inputs.js";

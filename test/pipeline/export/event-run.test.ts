@@ -8,7 +8,7 @@ import type { RunRecord } from "../../../src/state/index.js";
 import { parseSearch } from "../../../src/search/index.js";
 import type { Automation } from "../../../src/definition/index.js";
 import { runJson } from "../../../src/cli-output/summary.js";
-import { triggerText } from "../../../src/commands/runs.js";
+import { triggerText } from "../../../src/commands/runs-action.js";
 import { runView } from "../../../src/daemon/api/runs.js";
 import { automation, createOrders, listing, openExportEnv, readBack, type ExportEnv } from "./export-env.js";
 

@@ -1,0 +1,60 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+/**
+ * Issue 28's start-up row: `conveyor --help` must not load what only a run,
+ * the daemon or one connection type needs. A hook in the child process
+ * records every module URL resolved; the heavy packages must not be among
+ * them. A static import of one of them from a command's declaration, the
+ * settings table or the connector specs puts it back, and fails here.
+ */
+const HEAVY = ["@aws-sdk", "exceljs", "fastify", "pg", "pg-boss", "imapflow", "nodemailer", "twig", "ssh2", "basic-ftp", "better-sqlite3", "undici", "zod", "pino"];
+
+const dir = mkdtempSync(path.join(tmpdir(), "conveyor-startup-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const hook = path.join(dir, "record.mjs");
+const out = path.join(dir, "resolved.txt");
+writeFileSync(
+  hook,
+  [
+    'import { registerHooks } from "node:module";',
+    'import { writeFileSync } from "node:fs";',
+    "const seen = new Set();",
+    "registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });",
+    `process.on("exit", () => writeFileSync(${JSON.stringify(out)}, [...seen].join("\\n")));`,
+  ].join("\n"),
+);
+
+function packagesOf(urls: readonly string[]): Set<string> {
+  const found = new Set<string>();
+  for (const url of urls) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+    if (m?.[1]) found.add(m[1]);
+  }
+  return found;
+}
+
+function run(args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["--import", "tsx", "--import", hook, "src/cli.ts", ...args], { timeout: 60_000 }, (err, stdout) =>
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout }),
+    );
+  });
+}
+
+describe("conveyor --help at start-up", () => {
+  it.each([[["--help"]], [["run", "--help"]], [["daemon", "--help"]]])("%j loads commander and none of the heavy packages", async (args) => {
+    const result = await run(args);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Usage: conveyor");
+    const packages = packagesOf(readFileSync(out, "utf8").split("\n"));
+    // The hook sees the program's modules: without commander, it saw nothing and proves nothing.
+    expect(packages).toContain("commander");
+    const loaded = HEAVY.filter((name) => [...packages].some((p) => p === name || p.startsWith(`${name}/`)));
+    expect(loaded).toEqual([]);
+  }, 90_000);
+});
