@@ -1,6 +1,7 @@
-import { open, type FileHandle } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import type { SFTPWrapper } from "ssh2";
 import { ConveyorError } from "../src/errors.js";
+import { channelOpen, RangeReader, type Range, type Shared } from "./sftp-range-reader.js";
 
 /*
  * A download that reads one file over several SFTP channels at once, each
@@ -13,8 +14,8 @@ import { ConveyorError } from "../src/errors.js";
  * own sftp-server process with its own file handle, and sequential reads per
  * handle keep the server's read-ahead working.
  *
- * Memory stays flat: each channel owns `inFlight` buffers of one chunk and
- * reuses a buffer only once its positioned write has finished.
+ * Memory stays flat: each channel reuses a small pool of chunk buffers, one
+ * returning to the pool only once its positioned write has finished.
  */
 
 export interface RangeOptions {
@@ -24,22 +25,8 @@ export interface RangeOptions {
   bytesInFlight: number;
   /** Bytes a channel reads in sequence before it takes the next range. */
   rangeSize: number;
-}
-
-/** A byte range of the file and how much of it has arrived. */
-interface Range {
-  start: number;
-  end: number;
-  /** Next offset to request. */
-  next: number;
-  received: number;
-}
-
-interface Shared {
-  readonly size: number;
-  readonly ranges: Range[];
-  taken: number;
-  error: unknown;
+  /** Contiguous bytes a channel gathers into one write. */
+  writeBatch: number;
 }
 
 /** What the channel grants per read: ssh2 learns it from OpenSSH's limits extension and splits longer reads into a second round trip. */
@@ -71,97 +58,8 @@ function readError(err: Error, position: number, size: number): Error {
   return err;
 }
 
-/** ssh2 silently drops a request on a channel that is no longer open and never calls back: ask first. */
-export function channelOpen(sftp: SFTPWrapper): boolean {
-  const outgoing = (sftp as unknown as { outgoing?: { state?: unknown } }).outgoing;
-  return outgoing?.state === "open";
-}
-
 function call<T>(fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
-}
-
-/**
- * One channel's share: take a range, keep `slots` reads in flight through it,
- * re-request the rest of a short read, and take the next range until none is
- * left. Resolves once nothing of this channel is in flight, also after a failure.
- */
-function readRanges(sftp: SFTPWrapper, handle: Buffer, shared: Shared, file: FileHandle, chunk: number, slots: number, progress: () => void, remotePath: string): Promise<void> {
-  return new Promise((resolve) => {
-    const free: Buffer[] = [];
-    const retries: Array<{ range: Range; position: number; length: number }> = [];
-    let range: Range | undefined;
-    let pending = 0;
-
-    const fail = (err: unknown): void => {
-      if (shared.error === undefined) shared.error = err;
-    };
-    const settle = (): void => {
-      if (pending === 0 && (shared.error !== undefined || (retries.length === 0 && range === undefined))) resolve();
-    };
-    const nextRequest = (): { range: Range; position: number; length: number } | undefined => {
-      const retry = retries.shift();
-      if (retry) return retry;
-      if (range !== undefined && range.next >= range.end) range = undefined;
-      if (range === undefined) {
-        range = shared.ranges[shared.taken];
-        if (range === undefined) return undefined;
-        shared.taken++;
-      }
-      const length = Math.min(chunk, range.end - range.next);
-      const request = { range, position: range.next, length };
-      range.next += length;
-      return request;
-    };
-    const onWritten = (buffer: Buffer, request: { range: Range }, bytes: number): void => {
-      request.range.received += bytes;
-      free.push(buffer);
-      pending--;
-      progress();
-      pump();
-    };
-    const issue = (request: { range: Range; position: number; length: number }): void => {
-      const buffer = free.pop() ?? Buffer.allocUnsafe(chunk);
-      pending++;
-      const done = (err: Error | undefined, bytes: number): void => {
-        if (err || shared.error !== undefined) {
-          if (err) fail(readError(err, request.position, shared.size));
-          pending--;
-          return settle();
-        }
-        if (bytes === 0) {
-          fail(changedError(remotePath, `it ended at byte ${request.position}, ${shared.size} bytes were expected`));
-          pending--;
-          return settle();
-        }
-        // A server may answer with less than asked; the rest is asked for again, ahead of new ranges.
-        if (bytes < request.length) retries.push({ range: request.range, position: request.position + bytes, length: request.length - bytes });
-        file.write(buffer, 0, bytes, request.position).then(
-          () => onWritten(buffer, request, bytes),
-          (writeErr: unknown) => {
-            fail(writeErr);
-            pending--;
-            settle();
-          },
-        );
-      };
-      if (!channelOpen(sftp)) return done(new Error("No response from server: the sftp channel closed"), 0);
-      try {
-        sftp.read(handle, buffer, 0, request.length, request.position, done);
-      } catch (err) {
-        done(err instanceof Error ? err : new Error(String(err)), 0);
-      }
-    };
-    const pump = (): void => {
-      while (shared.error === undefined && pending < slots) {
-        const request = nextRequest();
-        if (request === undefined) break;
-        issue(request);
-      }
-      settle();
-    };
-    pump();
-  });
 }
 
 /** Not awaited: a close on a stalled connection would only answer when the watchdog tears it down. */
@@ -202,11 +100,14 @@ export async function rangedDownload(
   try {
     const size = await sizeNow();
     const shared: Shared = { size, ranges: planRanges(size, options.rangeSize), taken: 0, error: undefined };
+    const ended = (position: number): Error => changedError(remotePath, `it ended at byte ${position}, ${size} bytes were expected`);
+    const readFailed = (err: Error, position: number): Error => readError(err, position, size);
     await Promise.all(
       readers.map(({ sftp, handle }) => {
         const chunk = grantedReadSize(sftp, options.chunkSize);
         const slots = Math.max(2, Math.min(128, Math.ceil(options.bytesInFlight / chunk)));
-        return readRanges(sftp, handle, shared, file, chunk, slots, progress, remotePath);
+        const reader = new RangeReader(shared, { sftp, handle, file, chunk, slots, writeBatch: options.writeBatch, progress, ended, readFailed });
+        return reader.read();
       }),
     );
     if (shared.error !== undefined) throw shared.error;

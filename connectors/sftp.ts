@@ -15,10 +15,10 @@ const FAST_OPTIONS = { concurrency: 64, chunkSize: 256 * 1024 };
 /**
  * Downloads: reads of 255 KiB (OpenSSH answers no more; 256 KiB would cost a
  * second round trip per chunk), 4 MiB requested ahead per channel (more than
- * ssh2's 2 MiB channel window, so the window is the only limit), and 8 MiB
- * ranges per channel.
+ * ssh2's 2 MiB channel window, so the window is the only limit), 8 MiB
+ * ranges per channel, and contiguous chunks written 2 MiB at a time.
  */
-export const RANGE_OPTIONS: RangeOptions = { chunkSize: 255 * 1024, bytesInFlight: 4 * 1024 * 1024, rangeSize: 8 * 1024 * 1024 };
+export const RANGE_OPTIONS: RangeOptions = { chunkSize: 255 * 1024, bytesInFlight: 4 * 1024 * 1024, rangeSize: 8 * 1024 * 1024, writeBatch: 2 * 1024 * 1024 };
 /** Channels reading one file at once: the window caps each at about 50 MB/s at 40 ms round trip. */
 export const DOWNLOAD_CHANNELS = 4;
 
