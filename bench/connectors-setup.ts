@@ -1,12 +1,12 @@
 /**
  * The servers, the latency proxy and the reference clients `bench:connectors`
- * measures against. By default Debian's own servers (openssh-server, vsftpd,
- * installed by scripts/test-servers.sh) on loopback high ports; with
- * `--node-servers` the Node test doubles (ssh2's server, ftp-srv), which
- * disagree with the real ones (pitfalls.md, Transfers) and are only a fallback.
+ * measures against: Debian's own servers (openssh-server, vsftpd, installed
+ * by scripts/test-servers.sh) on loopback high ports. The Node test doubles
+ * are no option: OpenSSH's `sftp` hangs on ssh2's test server's answers, and
+ * they disagree with the real servers anyway (pitfalls.md, Transfers).
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -78,25 +78,6 @@ export async function startDebianServers(root: string, file: string): Promise<Be
       await vsftpd.close();
       await sshd.close();
     },
-  };
-}
-
-/** ssh2's and ftp-srv's servers in a child process, logging in one user by key (sftp) or password (ftp). */
-export async function startNodeServers(root: string, file: string, keyDir: string): Promise<BenchServers> {
-  const key = path.join(keyDir, "client_ed25519");
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "bench", "-f", key]);
-  const user = { username: "bench", password: "bench-password-123", publicKey: readFileSync(`${key}.pub`, "utf8") };
-  const { value, child } = await startChild<{ sftp: number; ftp: number }>([path.join(here, "connectors-node-servers.ts"), root, JSON.stringify(user)]);
-  const clientArgs = ["-q", "-i", key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"];
-  return {
-    sftpPort: value.sftp,
-    ftpPort: value.ftp,
-    sftp: { type: "sftp", address: "127.0.0.1", username: user.username, password: user.password, path: "/" },
-    ftp: { type: "ftp", address: "127.0.0.1", username: user.username, password: user.password, path: "/" },
-    sftpRemote: `/${file}`,
-    ftpUrl: (port) => `ftp://${user.username}:${user.password}@127.0.0.1:${port}/${file}`,
-    sftpArgs: (port) => [...clientArgs, "-P", String(port)],
-    stop: () => stopChild(child),
   };
 }
 

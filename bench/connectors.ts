@@ -13,8 +13,7 @@
  * Our side runs in a child process whose peak RSS must stay under 200 MB.
  * Exits 1 when a target is missed, 2 when the servers are not installed.
  *
- * Options: `--node-servers` (ssh2's and ftp-srv's servers instead of Debian's),
- * `--only sftp,sftp-40ms,ftp`. BENCH_SFTP_TUNING='{"channels":1,…}' tries
+ * Options: `--only sftp,sftp-40ms,ftp`. BENCH_SFTP_TUNING='{"channels":1,…}' tries
  * other download settings (connectors/sftp.ts, SftpTuning); BENCH_CPU_PROF=<folder>
  * writes a `--cpu-prof` profile of each of our runs there.
  */
@@ -25,7 +24,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomFile, removeDir, sha256File, tempDir } from "../test/connectors/conformance-kit.js";
 import type { RunJob, RunResult } from "./connectors-run.js";
-import { missingTools, referenceCurl, referenceSftp, startDebianServers, startLatencyProxy, startNodeServers, type BenchServers } from "./connectors-setup.js";
+import { missingTools, referenceCurl, referenceSftp, startDebianServers, startLatencyProxy, type BenchServers } from "./connectors-setup.js";
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -149,12 +148,11 @@ function report(outcomes: Outcome[], header: string): boolean {
 }
 
 async function main(): Promise<void> {
-  const nodeServers = process.argv.includes("--node-servers");
   const onlyAt = process.argv.indexOf("--only");
   const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? "").split(",") : undefined;
   const missing = missingTools();
-  if (!nodeServers && missing.length > 0) {
-    console.error(`bench:connectors needs ${missing.join(", ")}: run scripts/test-servers.sh (as root) first, or pass --node-servers`);
+  if (missing.length > 0) {
+    console.error(`bench:connectors needs ${missing.join(", ")}: run scripts/test-servers.sh (as root) first`);
     process.exit(2);
   }
   const root = await tempDir("bench-connectors");
@@ -166,9 +164,9 @@ async function main(): Promise<void> {
     const hash = await randomFile(path.join(root, FILE), SIZE_MB * 1024 * 1024);
     await chmod(path.join(root, FILE), 0o644);
     await mkdir(path.join(root, "out"));
-    servers = nodeServers ? await startNodeServers(root, FILE, path.join(root, "out")) : await startDebianServers(root, FILE);
+    servers = await startDebianServers(root, FILE);
     proxy = await startLatencyProxy(servers.sftpPort, 20);
-    const header = `node ${process.version}, ${SIZE_MB} MB file, ${nodeServers ? "Node test servers" : "Debian's openssh-server and vsftpd"}, best of ${ROUNDS}`;
+    const header = `node ${process.version}, ${SIZE_MB} MB file, Debian's openssh-server and vsftpd, best of ${ROUNDS}`;
     console.log(header);
     const outcomes: Outcome[] = [];
     for (const scenario of scenarios(servers, proxy.port)) {
