@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import net from "node:net";
 import SftpClient from "ssh2-sftp-client";
-import type { ConnectConfig } from "ssh2";
+import { Client, type ConnectConfig, type SFTPWrapper } from "ssh2";
 import { registerSecret } from "../src/secrets.js";
 import { classifyError, connectorError, type ErrorSite } from "./errors.js";
 import { timeoutError } from "./deadline.js";
@@ -19,6 +19,10 @@ export interface SftpConnection extends ConnectionConfig {
 
 export interface SftpSession {
   client: SftpClient;
+  /** The session's SFTP channel, for the raw reads of a ranged download. */
+  sftp: SFTPWrapper;
+  /** The SSH connection under it, for opening more SFTP channels. */
+  ssh: Client;
   /** We own the TCP socket so a stalled or timed-out session can be torn down at once. */
   socket: net.Socket;
   root: string;
@@ -41,6 +45,25 @@ export function fingerprintOf(key: Buffer): string {
 function normalizeFingerprint(value: string): string {
   const trimmed = value.trim().replace(/=+$/, "");
   return trimmed.toUpperCase().startsWith("SHA256:") ? `SHA256:${trimmed.slice(7)}` : `SHA256:${trimmed}`;
+}
+
+/** ssh2-sftp-client keeps its ssh2 connection in `client`; the type declarations do not say so. */
+function sshClientOf(client: SftpClient): Client {
+  const inner = (client as unknown as { client?: unknown }).client;
+  if (!(inner instanceof Client)) throw new Error("ssh2-sftp-client does not expose its ssh2 connection");
+  return inner;
+}
+
+/**
+ * Up to `count` more SFTP channels on the session's connection. Servers cap
+ * channels per connection (OpenSSH: MaxSessions, 10), so a refusal only means
+ * fewer channels; the ones that opened are returned.
+ */
+export async function openExtraChannels(session: SftpSession, count: number): Promise<SFTPWrapper[]> {
+  const opened = await Promise.allSettled(
+    Array.from({ length: Math.max(0, count) }, () => new Promise<SFTPWrapper>((resolve, reject) => session.ssh.sftp((err, sftp) => (err ? reject(err) : resolve(sftp))))),
+  );
+  return opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
 }
 
 function connectSocket(host: string, port: number, ms: number, what: string): Promise<net.Socket> {
@@ -121,10 +144,10 @@ export async function openSftpSession(
         sock.destroy();
       }, remaining);
     });
-    await Promise.race([client.connect(config), deadline]);
+    const sftp = await Promise.race([client.connect(config), deadline]);
     const base = normalizeBase(connection.path);
     const root = base.startsWith("/") ? base : await client.realPath(base);
-    return Object.assign(session, { client, socket: sock, root, fingerprint: offered });
+    return Object.assign(session, { client, sftp, ssh: sshClientOf(client), socket: sock, root, fingerprint: offered });
   } catch (err) {
     socket?.destroy();
     if (expected !== undefined && offered !== "" && offered !== expected) {
