@@ -59,6 +59,8 @@ const rawSchema = z
     concurrency: positiveInt.default(4),
     bulk_rows: positiveInt.default(5000),
     full_run_every: duration.default(24 * 3600_000),
+    event_catchup: duration.refine((ms) => ms >= 1000, "must be 1s or more").default(15 * 60_000),
+    push_max_bytes: positiveInt.default(2 * 1024 ** 3),
     max_run_time: duration.default(2 * 3600_000),
     run_lease: duration.default(60_000),
     debug_rows: z.coerce.number().int().nonnegative().default(1000),
@@ -68,6 +70,8 @@ const rawSchema = z
     read_limit: positiveInt.default(300),
     write_limit: positiveInt.default(60),
     log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    public_url: z.url({ protocol: /^https?$/ }).optional(),
+    event_window: duration.default(5_000),
   })
   .strict();
 
@@ -94,6 +98,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "concurrency", env: "CONVEYOR_CONCURRENCY", flag: "--concurrency", default: "4", describe: "runs side by side" },
   { key: "bulk_rows", env: "CONVEYOR_BULK_ROWS", flag: "--bulk-rows", default: "5000", describe: "rows per bulk file" },
   { key: "full_run_every", env: "CONVEYOR_FULL_RUN_EVERY", flag: "--full-run-every", default: "24h", describe: "full run interval for scheduled diff runs" },
+  { key: "event_catchup", env: "CONVEYOR_EVENT_CATCHUP", flag: "--event-catchup", default: "15m", describe: "how often an order export started by `events` and without a `schedule` runs anyway (a diff run), for orders whose event never came" },
+  { key: "push_max_bytes", env: "CONVEYOR_PUSH_MAX_BYTES", flag: "--push-max-bytes", default: "2147483648 (2 GiB)", describe: "largest file `PUT /v3/automations/{custom|installed}/{id}/files/{name}` takes, in bytes (413 past it)" },
   { key: "max_run_time", env: "CONVEYOR_MAX_RUN_TIME", flag: "--max-run-time", default: "2h", describe: "longest run before it is canceled" },
   { key: "run_lease", env: "CONVEYOR_RUN_LEASE", flag: "--run-lease", default: "60s", describe: "with PostgreSQL: a run whose daemon stopped renewing it this long is marked interrupted (at least 20s)" },
   { key: "debug_rows", env: "CONVEYOR_DEBUG_ROWS", flag: "--debug-rows", default: "1000", describe: "mapped records kept in debug files" },
@@ -103,6 +109,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "read_limit", env: "CONVEYOR_READ_LIMIT", flag: "--read-limit", default: "300", describe: "service read requests per minute" },
   { key: "write_limit", env: "CONVEYOR_WRITE_LIMIT", flag: "--write-limit", default: "60", describe: "service write requests per minute" },
   { key: "log_level", env: "CONVEYOR_LOG_LEVEL", flag: "--log-level", default: "info", describe: "fatal, error, warn, info, debug, trace or silent" },
+  { key: "public_url", env: "CONVEYOR_PUBLIC_URL", flag: "--public-url", default: "embedded: the daemon's own listen address", describe: "where the service reaches the daemon's webhook intake (`<url>/v3/events/webhook/<key>`); without it and with an external service, no webhook endpoint is registered" },
+  { key: "event_window", env: "CONVEYOR_EVENT_WINDOW", flag: "--event-window", default: "5s", describe: "events for one automation within this window start one run" },
 ];
 
 export interface Settings {
@@ -128,6 +136,10 @@ export interface Settings {
   concurrency: number;
   bulkRows: number;
   fullRunEveryMs: number;
+  /** An automation on events without a schedule runs this often (diff) to catch what no event brought. */
+  eventCatchUpMs: number;
+  /** Largest pushed feed, in bytes. */
+  pushMaxBytes: number;
   maxRunTimeMs: number;
   runLeaseMs: number;
   debugRows: number;
@@ -138,6 +150,9 @@ export interface Settings {
   readLimit: number;
   writeLimit: number;
   logLevel: string;
+  /** Base URL the service reaches the daemon at, for its webhook endpoint; undefined: the listen address (embedded service only). */
+  publicUrl: string | undefined;
+  eventWindowMs: number;
   /** True when no service URL is set: the embedded service is started in-process. */
   embedded: boolean;
 }
@@ -231,6 +246,8 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     concurrency: raw.concurrency,
     bulkRows: raw.bulk_rows,
     fullRunEveryMs: raw.full_run_every,
+    eventCatchUpMs: raw.event_catchup,
+    pushMaxBytes: raw.push_max_bytes,
     maxRunTimeMs: raw.max_run_time,
     runLeaseMs: raw.run_lease,
     debugRows: raw.debug_rows,
@@ -240,6 +257,8 @@ export function loadSettings(input: LoadSettingsInput = {}): Settings {
     readLimit: raw.read_limit,
     writeLimit: raw.write_limit,
     logLevel: raw.log_level,
+    publicUrl: raw.public_url?.replace(/\/+$/, ""),
+    eventWindowMs: raw.event_window,
     embedded: raw.service_url === undefined,
   };
 }

@@ -54,6 +54,8 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     automation: run.automation,
     mode: run.mode,
     trigger: run.trigger,
+    // An event run: the service events it took.
+    ...(run.events ? { events: run.events } : {}),
     diff: run.diff,
     outcome: run.outcome,
     started: run.started,

@@ -36,10 +36,15 @@ export function register(program: Command): void {
         const table = new Table({ head: ["run", "automation", "mode", "trigger", "outcome", "started", "rows", "changes"], style: { head: [], border: [] } });
         for (const r of runs) {
           const c = r.counts;
-          table.push([r.id, r.automation, `${r.mode}${r.diff ? " diff" : ""}`, r.trigger, r.outcome ?? "running", r.started, String(c.rows), `+${c.create} ~${c.update} -${c.remove}`]);
+          table.push([r.id, r.automation, `${r.mode}${r.diff ? " diff" : ""}`, triggerText(r), r.outcome ?? "running", r.started, String(c.rows), `+${c.create} ~${c.update} -${c.remove}`]);
         }
         process.stdout.write(`${table.toString()}\n`);
         return EXIT.ok;
       });
     });
+}
+
+/** `event (3)`: an event run says how many events it took; their ids are in `--json` and the API. */
+export function triggerText(run: Pick<RunRecord, "trigger" | "events">): string {
+  return run.events ? `${run.trigger} (${run.events.length})` : run.trigger;
 }

@@ -24,11 +24,6 @@ export interface AutomationRow {
 
 const KINDS: readonly AutomationKind[] = ["custom", "installed"];
 
-export function eventsOf(raw: Record<string, unknown>): string[] | undefined {
-  const events = raw.events;
-  return Array.isArray(events) ? events.filter((e): e is string => typeof e === "string") : undefined;
-}
-
 export function stateOf(e: Effective): AutomationState {
   if (e.automation.draft) return "draft";
   return e.automation.active ? "active" : "inactive";
@@ -42,7 +37,7 @@ export async function automationRow(ctx: ConsoleContext, stored: StoredAutomatio
   try {
     const e = ctx.definitions.effective(stored);
     const a = e.automation;
-    return { ...base, name: a.name, state: stateOf(e), schedule: a.schedule, timezone: a.timezone || "UTC", events: eventsOf(e.raw), effective: e };
+    return { ...base, name: a.name, state: stateOf(e), schedule: a.schedule ?? "", timezone: a.timezone || "UTC", events: a.events, effective: e };
   } catch (err) {
     const name = typeof stored.body.name === "string" ? stored.body.name : stored.slug;
     return { ...base, name, state: "invalid", schedule: "", timezone: "UTC", events: undefined, problem: (err as Error).message };

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { AccountRow, AccountRows, DaemonDb, SessionRows } from "./daemon-db-types.js";
 import { PgSessionRows } from "./session-rows.js";
 import { PgDefinitionStore } from "./definitions-store-pg.js";
+import { PgEventStore } from "../events/store-pg.js";
 
 class PgAccountRows implements AccountRows {
   constructor(private readonly pool: pg.Pool) {}
@@ -41,11 +42,13 @@ export class PgDaemonDb implements DaemonDb {
   readonly definitions: PgDefinitionStore;
   /** The cluster's shared queue (pg-boss) keeps waiting runs across restarts. */
   readonly queue = null;
+  readonly events: PgEventStore;
 
   constructor(private readonly pool: pg.Pool) {
     this.accounts = new PgAccountRows(pool);
     this.sessions = new PgSessionRows(pool);
     this.definitions = new PgDefinitionStore(pool);
+    this.events = new PgEventStore(pool);
   }
 
   async alertRef(automation: string, kind: string): Promise<string | null> {

@@ -6,6 +6,7 @@ import type { AccountRow, AccountRows, DaemonDb, SessionRows } from "./daemon-db
 import { SqliteSessionRows } from "./session-rows.js";
 import { QUEUE_SCHEMA, SqliteQueueJournal } from "./daemon-db-queue.js";
 import { SqliteDefinitionStore } from "./definitions-store.js";
+import { EVENTS_SCHEMA, SqliteEventStore } from "../events/store-sqlite.js";
 
 /*
  * In the state store's SQLite file, each table prefixed `daemon_` and created
@@ -59,6 +60,7 @@ export class SqliteDaemonDb implements DaemonDb {
   readonly sessions: SessionRows;
   readonly definitions: SqliteDefinitionStore;
   readonly queue: SqliteQueueJournal;
+  readonly events: SqliteEventStore;
 
   private constructor(
     private readonly db: Database.Database,
@@ -68,6 +70,7 @@ export class SqliteDaemonDb implements DaemonDb {
     this.sessions = new SqliteSessionRows(db);
     this.definitions = new SqliteDefinitionStore(db);
     this.queue = new SqliteQueueJournal(db, file);
+    this.events = new SqliteEventStore(db);
   }
 
   static open(file: string): SqliteDaemonDb {
@@ -80,7 +83,7 @@ export class SqliteDaemonDb implements DaemonDb {
       // Definitions rewritten with their secrets sealed must not leave the clear text in freed space.
       db.pragma("secure_delete = ON");
       db.pragma("busy_timeout = 5000");
-      db.exec(SCHEMA + QUEUE_SCHEMA);
+      db.exec(SCHEMA + QUEUE_SCHEMA + EVENTS_SCHEMA);
       return new SqliteDaemonDb(db, file);
     } catch (err) {
       throw new ConveyorError("state", `cannot open the daemon tables in ${file}: ${(err as Error).message}`, {

@@ -9,6 +9,7 @@
 
 import type { DefinitionStore } from "./definitions-store.js";
 import type { QueueJournal } from "./daemon-db-queue.js";
+import type { EventStore } from "../events/store.js";
 
 export interface AccountRow {
   api_user: string;
@@ -54,6 +55,8 @@ export interface DaemonDb {
   definitions: DefinitionStore;
   /** The runs this daemon's queue accepted and that have not ended; null with PostgreSQL, whose cluster queue keeps them. */
   queue: QueueJournal | null;
+  /** Webhook events, their claims and the registered endpoints (src/events/). */
+  events: EventStore;
   /** The reference of the last alert of this kind sent for the automation (silence: the time the feed was last seen). */
   alertRef(automation: string, kind: string): Promise<string | null>;
   setAlert(automation: string, kind: string, ref: string, sent: string): Promise<void>;

@@ -6,6 +6,7 @@ import type { Settings } from "../config.js";
 import { loadSecretKey } from "../definition/index.js";
 import { startEmbeddedService, type EmbeddedService, type EmbeddedServiceOptions } from "../embedded/index.js";
 import { ConveyorError } from "../errors.js";
+import { DaemonEvents } from "../events/index.js";
 import type { Logger } from "../log.js";
 import { openLimiter } from "../service/limiter-for.js";
 import { openStore, PostgresStore, type RunRecord, type StateStore } from "../state/index.js";
@@ -23,7 +24,7 @@ import { DaemonExecutor } from "./executor.js";
 import { recoverQueue, removeWorkFolders, startInterruptSweep } from "./lifecycle.js";
 import { Metrics } from "./metrics.js";
 import { Notifier } from "./notify.js";
-import { RunQueue, type DrainResult } from "./queue.js";
+import { RunQueue, type DrainResult, type EnqueueResult } from "./queue.js";
 import { Scheduler } from "./scheduler.js";
 import { sealStoredDefinitions } from "./seal-migration.js";
 import { startRetention } from "./retention.js";
@@ -53,6 +54,8 @@ export interface Daemon {
   definitions: DefinitionService;
   accounts: AccountStore;
   api: FastifyInstance;
+  /** Runs on events: the intake's store, the claims, the coalescer and the endpoint registration (src/events/). */
+  events: DaemonEvents;
   /** Stop scheduling, let runs finish for `graceMs`, cancel the rest, close everything. */
   shutdown(graceMs: number): Promise<DrainResult>;
   /** The second signal: cancel running runs now. */
@@ -97,8 +100,10 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     if (!baseUrl) throw new ConveyorError("settings_invalid", "no service: set CONVEYOR_SERVICE_URL, or leave it unset for the embedded service");
 
     let scheduler: Scheduler | null = null;
+    let events: DaemonEvents | null = null;
     const resync = (): void => {
-      void definitions.schedulables().then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
+      void definitions.schedulables(settings.eventCatchUpMs).then((list) => scheduler?.sync(list)).catch((err: unknown) => logger.error({ err }, "scheduler sync failed"));
+      void events?.resync().catch((err: unknown) => logger.error({ err }, "event subscriptions sync failed"));
     };
     const catalogueFolder = settings.automations ? path.join(settings.automations, "published") : undefined;
     const catalogue = await Catalogue.load(catalogueFolder, logger);
@@ -114,7 +119,22 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     const onFinished = async (run: RunRecord): Promise<void> => {
       for (const fn of finishedRuns) await fn(run).catch((err: unknown) => logger.error({ err }, "after-run step failed"));
     };
-    const executor = new DaemonExecutor({ definitions, environments, store, logger, onFinished });
+    let listenUrl: string | null = null;
+    const daemonEvents: DaemonEvents = new DaemonEvents({
+      store: db.events,
+      definitions,
+      logger,
+      secretKey,
+      windowMs: settings.eventWindowMs,
+      getRun: (id) => store.getRun(id),
+      isQueued: (id: string): boolean => queue.list().some((run) => run.id === id),
+      enqueue: async (request): Promise<EnqueueResult> => (cluster ? cluster.intake.enqueue(request) : queue.enqueue(request)),
+      clientFor: async (account) => (await environments.forAccount(account)).client,
+      // The embedded service runs on this machine and reaches the listen address; an external one needs to be told.
+      publicUrl: () => settings.publicUrl ?? (embedded ? listenUrl : null),
+    });
+    events = daemonEvents;
+    const executor = new DaemonExecutor({ definitions, environments, store, logger, onFinished, events: daemonEvents.claims });
     // SQLite only: with PostgreSQL the cluster's shared queue keeps the runs that wait.
     const journal = db.queue;
     const queue = new RunQueue({ executor, concurrency: settings.concurrency, maxRunTimeMs: settings.maxRunTimeMs, logger, ...(journal ? { journal } : {}) });
@@ -135,6 +155,8 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     // Awaited inside the run's slot, so a graceful shutdown still sends the mails of the runs it let finish.
     finishedRuns.push(async (run) => notifications.afterRun(run, await automationName(definitions, run.automation)));
     attachRunLog(queue, logger);
+    // Events that came while the automation ran (or while its run waited and was dropped) get the next run.
+    queue.on("finished", (e) => daemonEvents.runFinished(e.run.automation));
     // Written before the state closes: a canceled waiting run (and, in a cluster, one a shutdown drops) must still lead to a record.
     const notStarted = new Set<Promise<void>>();
     if (!cluster) {
@@ -168,12 +190,14 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       onRecovered: onInterrupted,
       onError: (err) => logger.error({ err }, "interrupted-run sweep failed"),
     });
-    const stopRetention = startRetention({ store, schedulerState, dataDir: settings.dataDir, retentionMs: settings.runRetentionMs, logger });
+    // After the queue is recovered: a claim of a run queued again is left to that run.
+    await daemonEvents.prepare();
+    const stopRetention = startRetention({ store, schedulerState, events: db.events, dataDir: settings.dataDir, retentionMs: settings.runRetentionMs, logger });
     const silenceTimer = setInterval(() => void silenceCandidates(definitions).then((list) => notifications.checkSilence(list)).catch(() => undefined), options.silenceCheckMs ?? 10 * 60_000);
     silenceTimer.unref();
 
     let ready = false;
-    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, logger, now: () => new Date(), ready: () => ready };
+    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, events: daemonEvents.intake(metrics), logger, now: () => new Date(), ready: () => ready, secretKey };
     const api = await buildApi(apiContext, options.apiLimits ?? API_LIMITS);
     const limiter = limits.limiter;
     registerConsole(api, {
@@ -184,16 +208,18 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       ...(cluster ? { cluster } : {}),
       ...(options.signInLimit !== undefined ? { signInLimit: options.signInLimit } : {}),
     });
-    await activeScheduler.sync(await definitions.schedulables());
+    await activeScheduler.sync(await definitions.schedulables(settings.eventCatchUpMs));
     await api.listen({ host: settings.listen.host, port: settings.listen.port });
     const address = api.server.address();
     const port = typeof address === "object" && address ? address.port : settings.listen.port;
     const host = settings.listen.host.includes(":") ? `[${settings.listen.host}]` : settings.listen.host;
+    listenUrl = `http://${host}:${port}`;
+    daemonEvents.start();
     ready = true;
 
     let shuttingDown: Promise<DrainResult> | null = null;
     return {
-      url: `http://${host}:${port}`,
+      url: listenUrl,
       defaultAccount,
       embedded,
       store,
@@ -201,6 +227,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       definitions,
       accounts,
       api,
+      events: daemonEvents,
       cancelAll: () => queue.cancelAll("shutdown"),
       async reloadCatalogue() {
         // A file that no longer validates is logged and left out by load(); installed automations of it then refuse to run, naming it.
@@ -211,6 +238,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
       shutdown(graceMs: number) {
         shuttingDown ??= (async () => {
           await activeScheduler.stop();
+          daemonEvents.stop();
           clearInterval(silenceTimer);
           stopRetention();
           stopSweep();

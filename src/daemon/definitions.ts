@@ -187,15 +187,15 @@ export class DefinitionService {
     return Number.isInteger(id) && id > 0 ? this.store.get(id) : null;
   }
 
-  /** Every automation the scheduler should know; one that no longer validates is left out. */
-  async schedulables(): Promise<SchedulableAutomation[]> {
+  /** Every automation the scheduler should know; one that no longer validates is left out. `eventCatchUpMs`: CONVEYOR_EVENT_CATCHUP. */
+  async schedulables(eventCatchUpMs?: number): Promise<SchedulableAutomation[]> {
     const out: SchedulableAutomation[] = [];
     for (const stored of await this.store.all()) {
       try {
         const e = this.effective(stored);
         // Hashed as stored, sealed: a hash of the opened form would be one of the clear secrets too.
         const sealed = e.published ? installedDefinition(e.published.raw, stored.body) : stored.body;
-        out.push(toSchedulable(String(stored.id), stored.account, e.automation, definitionVersion(sealed)));
+        out.push(toSchedulable(String(stored.id), stored.account, e.automation, definitionVersion(sealed), eventCatchUpMs));
       } catch {
         // Reported when someone runs or fetches it; a broken one must not stop the others being scheduled.
       }

@@ -6,7 +6,15 @@ import { waitForAutomation, LOCK_LEASE_MS, lockHolder, type HeldLock, type RunRe
 import type { DefinitionService } from "./definitions.js";
 import type { Environments } from "./environments.js";
 import type { CancelReason } from "./queue.js";
-import type { QueuedRun, RunExecutor } from "./types.js";
+import type { QueuedRun, RunEvents, RunExecutor } from "./types.js";
+
+/** What an event run does with the events waiting for its automation (src/events/claims.ts). */
+export interface EventBatches {
+  take(automation: string, runId: string): Promise<RunEvents>;
+  settle(runId: string, outcome: string): Promise<void>;
+}
+
+const NO_EVENTS_NOTE = "no events waiting; an earlier run took them";
 
 /**
  * Runs a queued run through the pipeline. The definition is read when the run
@@ -32,6 +40,8 @@ export class DaemonExecutor implements RunExecutor {
       lockLeaseMs?: number;
       /** How often a run waiting for a CLI run of its automation looks again (default 1 s). */
       lockPollMs?: number;
+      /** Event runs take their batch here once the lock is held, and settle it when they end. */
+      events?: EventBatches;
     },
   ) {}
 
@@ -39,6 +49,7 @@ export class DaemonExecutor implements RunExecutor {
     const { definitions, environments } = this.options;
     let record: RunRecord;
     let held: HeldLock | undefined;
+    let taken: RunEvents | undefined;
     try {
       held = await this.hold(request, signal);
       const stored = await definitions.byKey(request.automation);
@@ -47,11 +58,18 @@ export class DaemonExecutor implements RunExecutor {
       const env = await environments.forAccount(stored.account);
       const { mode, trigger, diff, force, notify, email, id } = runStart(request);
       const undo = request.undo ? { undo: request.undo } : {};
-      record = await runAutomation(env, { key: request.automation, automation, mode, trigger, diff, force, notify, email, id, signal, ...undo });
+      // Taken at the start, under the lock: a run that waited takes what arrived meanwhile, and a running one nothing more.
+      if (trigger === "event" && this.options.events) taken = await this.options.events.take(request.automation, request.id);
+      if (taken && taken.ids.length === 0) record = await this.nothingWaiting(request);
+      else record = await runAutomation(env, { key: request.automation, automation, mode, trigger, diff, force, notify, email, id, signal, ...undo, ...(taken ? { events: taken } : {}) });
     } catch (raw) {
       record = await this.failedBeforeStart(request, raw);
     } finally {
       await held?.release().catch((err: unknown) => this.options.logger.error({ err, run_id: request.id }, "could not release the automation's run lock; its lease runs out instead"));
+    }
+    if (taken && taken.ids.length > 0) {
+      // Not settled (the database failed): the claims stay taken until the periodic recovery settles them by this record.
+      await this.options.events?.settle(request.id, record.outcome ?? "failed").catch((err: unknown) => this.options.logger.error({ err, run_id: request.id }, "could not settle the run's events; the recovery does it later"));
     }
     await this.options.onFinished?.(record);
     return { outcome: record.outcome ?? "failed", error: record.error ? { code: record.error.code, message: record.error.message } : null, ...(record.note ? { note: record.note } : {}) };
@@ -70,6 +88,13 @@ export class DaemonExecutor implements RunExecutor {
         this.options.logger.info({ event: "run_waiting_for_lock", run_id: request.id, automation: request.automation, holder_run: lock.run_id, holder: lock.holder }, "the automation is running elsewhere (a conveyor run); this run starts when that one ends");
       },
     });
+  }
+
+  /** An event run whose events an earlier run took (requests folded together, or another daemon was first). */
+  private async nothingWaiting(request: QueuedRun): Promise<RunRecord> {
+    const recorder = await RunRecorder.start(this.options.store, runStart(request));
+    recorder.noteIdle(NO_EVENTS_NOTE);
+    return recorder.finish("nothing");
   }
 
   /**

@@ -44,6 +44,7 @@ export class Metrics {
   private readonly serviceRequests = new Counter();
   private readonly apiRequests = new Counter();
   private readonly notifications = new Counter();
+  private readonly webhooks = new Counter();
   private readonly buckets = DURATION_BUCKETS.map(() => 0);
   private durationSum = 0;
   private durationCount = 0;
@@ -74,6 +75,11 @@ export class Metrics {
     this.notifications.add({ kind, result: ok ? "sent" : "failed" });
   }
 
+  /** A webhook delivery the intake answered: accepted, duplicate, or why it was refused. */
+  observeWebhook(result: string): void {
+    this.webhooks.add({ result });
+  }
+
   async render(): Promise<string> {
     const now = this.sources.now?.() ?? Date.now();
     const out: string[] = [];
@@ -89,6 +95,7 @@ export class Metrics {
     block("conveyor_service_requests_total", "counter", "Requests finished runs made to the commerce service, by rate class.", this.serviceRequests.lines("conveyor_service_requests_total"));
     block("conveyor_api_requests_total", "counter", "Requests the daemon's API answered, by method and status.", this.apiRequests.lines("conveyor_api_requests_total"));
     block("conveyor_notifications_total", "counter", "Notification and alert mails, sent or failed.", this.notifications.lines("conveyor_notifications_total"));
+    block("conveyor_webhooks_total", "counter", "Webhook deliveries the intake answered, by result.", this.webhooks.lines("conveyor_webhooks_total"));
     const depth = this.sources.queueDepth();
     block("conveyor_queue_depth", "gauge", "Runs waiting and running.", [`conveyor_queue_depth{state="waiting"} ${depth.waiting}`, `conveyor_queue_depth{state="running"} ${depth.running}`]);
     const next = this.sources.nextRuns().flatMap(({ automation, next: at }) =>

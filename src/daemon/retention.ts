@@ -6,12 +6,14 @@ import type { SchedulerState } from "./types.js";
 
 /**
  * `run_retention`: run records, their log records, their debug files (in the
- * store and in the data folder) and the scheduler's skip notes older than the
+ * store and in the data folder), settled webhook events and the scheduler's skip notes older than the
  * retention are forgotten, at start and then every hour.
  */
 export interface RetentionOptions {
   store: StateStore;
   schedulerState: Pick<SchedulerState, "pruneSkips">;
+  /** Webhook events all of whose claims are settled go with the runs of their age. */
+  events?: { prune(before: Date): Promise<number> };
   dataDir: string;
   retentionMs: number;
   logger: Logger;
@@ -23,6 +25,7 @@ export async function pruneOnce(options: RetentionOptions): Promise<{ runs: numb
   const before = new Date((options.now?.() ?? new Date()).getTime() - options.retentionMs);
   const runs = await options.store.pruneRuns(before);
   await options.schedulerState.pruneSkips(before);
+  await options.events?.prune(before);
   let folders = 0;
   const root = path.join(options.dataDir, "runs");
   const names = await readdir(root).catch(() => [] as string[]);

@@ -1,6 +1,7 @@
 import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
 import { CronSchedule } from "./cron-time.js";
+import { IntervalSchedule, intervalOffset } from "./interval-time.js";
 import type { TickResult } from "./cluster/intake.js";
 import type { FinishedEvent, RunQueue } from "./queue.js";
 import { systemClock, type Clock, type RunRequest, type SchedulableAutomation, type SchedulerState, type TimerHandle } from "./types.js";
@@ -27,10 +28,21 @@ export interface SyncReport {
   invalid: Array<{ key: string; message: string }>;
 }
 
+/** A cron pattern, or a fixed interval (the catch-up of an automation started by events). */
+interface FireTimes {
+  next(after: Date): Date | null;
+  previous(at: Date): Date | null;
+}
+
 interface Entry {
   automation: SchedulableAutomation;
-  schedule: CronSchedule;
+  schedule: FireTimes;
   next: Date | null;
+}
+
+function fireTimes(a: SchedulableAutomation): FireTimes {
+  if (a.schedule.trim() === "" && a.everyMs !== undefined) return new IntervalSchedule(a.everyMs, intervalOffset(a.key, a.everyMs));
+  return new CronSchedule(a.schedule, a.timezone);
 }
 
 /** Outcomes after which the snapshot holds every record, so diff runs may follow. */
@@ -106,7 +118,7 @@ export class Scheduler {
     const now = new Date(this.clock.now());
     const first = !this.synced;
     this.synced = true;
-    const wanted = new Map(automations.filter((a) => a.active && !a.draft && a.schedule.trim() !== "").map((a) => [a.key, a]));
+    const wanted = new Map(automations.filter((a) => a.active && !a.draft && (a.schedule.trim() !== "" || a.everyMs !== undefined)).map((a) => [a.key, a]));
     for (const key of this.entries.keys()) if (!wanted.has(key)) this.entries.delete(key);
     const added: Entry[] = [];
     const invalid: SyncReport["invalid"] = [];
@@ -116,9 +128,9 @@ export class Scheduler {
         current.automation = automation;
         continue;
       }
-      let schedule: CronSchedule;
+      let schedule: FireTimes;
       try {
-        schedule = new CronSchedule(automation.schedule, automation.timezone);
+        schedule = fireTimes(automation);
       } catch (err) {
         this.entries.delete(automation.key);
         const message = (err as Error).message;
@@ -188,7 +200,7 @@ export class Scheduler {
     // one removed or deactivated meanwhile does not.
     const a = this.entries.get(key)?.automation;
     if (!a || this.stopped || this.options.queue.isDraining) return;
-    const full = lastFull === null || this.clock.now() - Date.parse(lastFull) >= this.options.fullRunEveryMs;
+    const full = !a.diffOnly && (lastFull === null || this.clock.now() - Date.parse(lastFull) >= this.options.fullRunEveryMs);
     const request: RunRequest = {
       automation: a.key,
       account: a.account,
@@ -234,5 +246,5 @@ export class Scheduler {
 }
 
 function sameSchedule(a: SchedulableAutomation, b: SchedulableAutomation): boolean {
-  return a.version === b.version && a.schedule === b.schedule && a.timezone === b.timezone;
+  return a.version === b.version && a.schedule === b.schedule && a.timezone === b.timezone && a.everyMs === b.everyMs && a.diffOnly === b.diffOnly;
 }

@@ -6,8 +6,16 @@ import type { RunParameters, RunSubject } from "../state/index.js";
 export interface SchedulableAutomation {
   key: string;
   account: string;
-  /** 5-field cron: minute hour day-of-month month day-of-week. */
+  /** 5-field cron: minute hour day-of-month month day-of-week; "" for none. */
   schedule: string;
+  /** Without a schedule: fire every this many ms instead (the catch-up of an automation started by events). */
+  everyMs?: number;
+  /**
+   * Scheduled runs are always diff runs, never the periodic full run: an
+   * automation started by events catches up what no event brought, and must
+   * not send again what an event run sent.
+   */
+  diffOnly?: boolean;
   /** IANA zone the cron fields are read in. */
   timezone: string;
   active: boolean;
@@ -83,17 +91,29 @@ export function definitionVersion(definition: unknown): string {
   return createHash("sha256").update(stableJson(definition)).digest("hex").slice(0, 16);
 }
 
-/** What the scheduler needs from a validated definition; `key` is the daemon's name for the automation. */
+/** CONVEYOR_EVENT_CATCHUP's default: how often an automation on events without a schedule catches up. */
+export const DEFAULT_EVENT_CATCHUP_MS = 15 * 60_000;
+
+/**
+ * What the scheduler needs from a validated definition; `key` is the daemon's
+ * name for the automation. One started by events also runs on its schedule,
+ * or without one every `eventCatchUpMs`, to pick up orders whose event never
+ * came (the seed, part 6: events may be missed).
+ */
 export function toSchedulable(
   key: string,
   account: string,
-  automation: Pick<Automation, "active" | "draft" | "schedule" | "timezone">,
+  automation: Pick<Automation, "active" | "draft" | "schedule" | "timezone" | "events">,
   version: string = definitionVersion(automation),
+  eventCatchUpMs: number = DEFAULT_EVENT_CATCHUP_MS,
 ): SchedulableAutomation {
+  const onEvents = (automation.events?.length ?? 0) > 0;
+  const schedule = automation.schedule ?? "";
   return {
     key,
     account,
-    schedule: automation.schedule,
+    schedule,
+    ...(onEvents ? { diffOnly: true, ...(schedule.trim() === "" ? { everyMs: eventCatchUpMs } : {}) } : {}),
     timezone: automation.timezone || "UTC",
     active: automation.active,
     draft: automation.draft,

@@ -1,5 +1,6 @@
 import { normalizeChangeLimits } from "./change-limits.js";
 import { slugify } from "./checks.js";
+import { normalizeEvents } from "./events.js";
 import { SAFE_PRODUCT_OPERATION } from "./rules.js";
 import type { RawAutomation } from "./schema.js";
 import { normalizeConnection } from "./schema-connection.js";
@@ -105,7 +106,8 @@ export function normalizeAutomation(raw: RawAutomation): Automation {
     slug,
     active: raw.active,
     draft: raw.draft ?? false,
-    schedule: raw.schedule.trim().replace(/\s+/g, " "),
+    ...(raw.schedule !== undefined ? { schedule: raw.schedule.trim().replace(/\s+/g, " ") } : {}),
+    ...(raw.events !== undefined ? { events: normalizeEvents(raw.events) } : {}),
     timezone: raw.timezone ?? "UTC",
     type,
     action,

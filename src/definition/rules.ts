@@ -1,6 +1,7 @@
 import { changeLimitRules } from "./change-limits.js";
 import { checkNamePattern, checkSearch, checkTimezone } from "./checks.js";
 import { CRON_ALLOWED, checkCron } from "./cron.js";
+import { eventRules } from "./events.js";
 import { definitionPathProblems } from "./path-rules.js";
 import { hasPlaceholder } from "./placeholders.js";
 import { capabilityRules } from "./capabilities.js";
@@ -142,6 +143,7 @@ export function crossFieldRules(top: Record<string, unknown>, add: Add): void {
   if (isRecord(top.connection)) connectionRules(top.connection, top.action, add);
   capabilityRules(top, add);
   checkText(top.schedule, checkCron, add, ["schedule"], CRON_ALLOWED);
+  eventRules(top, add);
   checkText(top.timezone, checkTimezone, add, ["timezone"], "an IANA zone such as UTC, Europe/Berlin, America/New_York");
   if (Array.isArray(top.file_configs)) {
     top.file_configs.forEach((fc: unknown, i) => {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { crossFieldRules } from "./rules.js";
 import { connectionSchema } from "./schema-connection.js";
-import { describeValue, flag, isRecord, issueAdder, known, nonEmpty, oneOf, scalar, text } from "./schema-common.js";
+import { describeValue, flag, isRecord, issueAdder, known, nonEmpty, oneOf, scalar, stringList, text } from "./schema-common.js";
 import { fileConfigSchema } from "./schema-file-config.js";
 
 /**
@@ -42,9 +42,10 @@ export const automationSchema = known(
       .optional(),
     active: flag,
     draft: flag.optional(),
-    schedule: nonEmpty,
-    /** Our extension: the event types (seed part 6, without the service prefix) that also start the automation. */
-    events: z.array(nonEmpty).optional(),
+    // Optional only for an automation that runs on `events` (events.ts says so when it is missing otherwise).
+    schedule: nonEmpty.optional(),
+    /** Our extension: the event types (seed part 6, with or without the service prefix) that also start the automation. */
+    events: stringList.optional(),
     timezone: nonEmpty.optional(),
     type: oneOf(["products", "orders", "fitment"]),
     action: oneOf(["import", "export"]),

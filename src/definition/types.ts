@@ -137,7 +137,10 @@ export interface Automation {
   slug: string;
   active: boolean;
   draft: boolean;
-  schedule: string;
+  /** 5-field cron; absent only when `events` start the automation (it then also runs every CONVEYOR_EVENT_CATCHUP). */
+  schedule?: string;
+  /** Our extension: the service events (without prefix, e.g. `order.created`) that start this order export. */
+  events?: string[];
   timezone: string;
   type: "products" | "orders" | "fitment";
   action: "import" | "export";

@@ -63,7 +63,8 @@ export function registerAssets(app: FastifyInstance, ctx: ServiceContext): void 
     if (!validAssetPaths(options).includes(where)) return v1Failure(`path ${JSON.stringify(where)} is not an asset path: use one of ${validAssetPaths(options).join(", ")}`, ctx.now());
     if (!existsSync(path.join(root, where, name))) return v1Failure(`no file ${JSON.stringify(name)} under ${where}`, ctx.now());
     const { url, expires } = link(request, `${where}/${name}`);
-    return { result: "success", file: name, path: where, url, expires, time: unixTime(ctx.now()) };
+    // The time the link was signed, so expires - time is the validity whichever second the answer is built in.
+    return { result: "success", file: name, path: where, url, expires, time: expires - ASSET_LINK_TTL_SECONDS };
   });
 
   app.get<{ Params: { "*": string }; Querystring: { expires?: string; signature?: string } }>("/asset-files/*", { config: { public: true } }, async (request, reply) => {

@@ -78,7 +78,19 @@ function parseBoundaryless(body: string): Record<string, unknown> {
   return out;
 }
 
-async function readMultipart(request: FastifyRequest, takesFiles: boolean): Promise<Form> {
+export interface FormOptions {
+  /** Does the route take file parts (default: text fields only). */
+  files?: boolean;
+  /** What to tell a client who sent a file to a field of a text-only route, when the route knows better than "text only". */
+  fileHint?: (field: string) => string | undefined;
+}
+
+function fileRefused(request: FastifyRequest, field: string, options: FormOptions): HttpError {
+  const hint = options.fileHint?.(field);
+  return new HttpError(400, `the form field ${field} is a file; ${request.method} ${request.url.split("?")[0]} takes text fields only${hint ? `: ${hint}` : ""}`);
+}
+
+async function readMultipart(request: FastifyRequest, options: FormOptions): Promise<Form> {
   const type = request.headers["content-type"] ?? "";
   if (!/boundary=/i.test(type)) {
     return { fields: parseBoundaryless(await rawText(request, request.routeOptions.bodyLimit)), files: {} };
@@ -91,8 +103,9 @@ async function readMultipart(request: FastifyRequest, takesFiles: boolean): Prom
         fields[part.fieldname] = typeof part.value === "string" ? part.value : String(part.value);
         continue;
       }
+      // Refused before it is read: a text-only route has no use for the bytes.
+      if (options.files !== true) throw fileRefused(request, part.fieldname, options);
       const content = await part.toBuffer();
-      if (!takesFiles) throw new HttpError(400, `the form field ${part.fieldname} is a file; ${request.method} ${request.routeOptions.url ?? ""} takes text fields only`);
       files[part.fieldname] = { filename: part.filename, mimetype: part.mimetype, content };
     }
   } catch (err) {
@@ -110,9 +123,9 @@ async function readMultipart(request: FastifyRequest, takesFiles: boolean): Prom
  * urlencoded, multipart (fields and, where the route takes them, files),
  * a JSON object, or any of these carrying one `json=<JSON>` field.
  */
-export async function readForm(request: FastifyRequest, options: { files?: boolean } = {}): Promise<Form> {
+export async function readForm(request: FastifyRequest, options: FormOptions = {}): Promise<Form> {
   if (request.isMultipart()) {
-    const form = await readMultipart(request, options.files === true);
+    const form = await readMultipart(request, options);
     return { fields: unwrapJsonField(form.fields), files: form.files };
   }
   const body: unknown = request.body;
@@ -122,6 +135,6 @@ export async function readForm(request: FastifyRequest, options: { files?: boole
 }
 
 /** The text fields alone, for the routes that take no files. */
-export async function readFields(request: FastifyRequest): Promise<Record<string, unknown>> {
-  return (await readForm(request)).fields;
+export async function readFields(request: FastifyRequest, options: Omit<FormOptions, "files"> = {}): Promise<Record<string, unknown>> {
+  return (await readForm(request, options)).fields;
 }

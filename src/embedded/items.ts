@@ -5,7 +5,8 @@ import { applyItemChange, isIdentifierField, isItemAction, ITEM_ACTIONS } from "
 import { SORTABLE_ITEM_FIELDS, type Item } from "./item-store.js";
 import { compileQuery } from "./query.js";
 import { readFields } from "./form.js";
-import { rawPathAfter, searchFromPath } from "./search-path.js";
+import { notInSandbox } from "./not-in-sandbox.js";
+import { searchFromUrl } from "./search-path.js";
 
 /** v1 listings: pages of 50 (service.md). */
 export const ITEMS_PAGE_SIZE = 50;
@@ -60,6 +61,21 @@ export function listItems(ctx: ServiceContext, query: ListQuery, search: string 
   return { ...out, all, time: unixTime(ctx.now()) };
 }
 
+/**
+ * The seed names the bulk `POST /v1/editor/items` (the body's shape picks bulk
+ * create, edit, category or media) but not its field names: the sandbox does
+ * not guess them.
+ */
+export const BULK_BODY_UNSHOWN =
+  "takes a bulk body whose field names the service's documentation does not show, so the sandbox does not guess them; " +
+  "send each item to POST /v1/editor/items/add or /v1/editor/items/edit, or many as a CSV to POST /v1/bulk";
+
+/** The seed fills `media<N>` and `mediax` with image URLs and describes no upload into them. */
+export function mediaFileHint(field: string): string | undefined {
+  if (!/^media(\d+|x)$/i.test(field)) return undefined;
+  return `${field} takes an image URL (mediax: URLs joined by *), not a file; the service's documentation describes no upload into media slots, so send ${field}=<https URL of the image>`;
+}
+
 /** The full record itself (v1 part 4.2), or the missing-record envelope. */
 function found(ctx: ServiceContext, item: Item | undefined): Record<string, unknown> {
   return item ?? missingRecord(ctx.now());
@@ -68,7 +84,7 @@ function found(ctx: ServiceContext, item: Item | undefined): Record<string, unkn
 export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
   // The raw URL, not the decoded parameter: `&` and `%26` mean different things in a search path.
   const search = (request: FastifyRequest<{ Querystring: ListQuery }>): Record<string, unknown> =>
-    listItems(ctx, request.query, searchFromPath(rawPathAfter(request.url, "/v1/search/items")));
+    listItems(ctx, request.query, searchFromUrl(request.url, "/v1/search/items"));
   app.get<{ Querystring: ListQuery }>("/v1/search/items", search);
   app.get<{ Querystring: ListQuery }>("/v1/search/items/*", search);
 
@@ -85,10 +101,14 @@ export function registerItems(app: FastifyInstance, ctx: ServiceContext): void {
   // A non-numeric id is a missing record, not an HTTP error (v1 part 7).
   app.get<{ Params: { id: string } }>("/v1/editor/items/edit/:id", async (request) => found(ctx, ctx.items.find("id", request.params.id)));
 
+  app.post("/v1/editor/items", async (request, reply) => notInSandbox(request, reply, BULK_BODY_UNSHOWN));
+
   app.post<{ Params: { action: string } }>("/v1/editor/items/:action", async (request, reply) => {
     const action = request.params.action;
+    // The official client posts to `items/` (an empty action) for the bulk shape.
+    if (action === "") return notInSandbox(request, reply, BULK_BODY_UNSHOWN);
     if (!isItemAction(action)) throw new HttpError(404, `unknown item operation ${JSON.stringify(action)}: use one of ${ITEM_ACTIONS.join(", ")}`);
-    const body = await readFields(request);
+    const body = await readFields(request, { fileHint: mediaFileHint });
     if (Object.keys(body).length === 0) throw new HttpError(400, `the body has no fields: send identifier=guid|sku|id, that field, and the fields to set (urlencoded, multipart, JSON or json=<JSON>)`);
     const named = text(body.identifier);
     const identifier = named ?? "guid";

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServiceContext } from "./context.js";
 import { badRequest as bad, wholeNumber } from "../http/envelopes.js";
 import { LOG_TIMESTAMP, logInstance, logPage, logSearchParams, requireTimestampPair } from "../http/log-params.js";
+import { readFields } from "./form.js";
 import { LOG_FILTER_COLUMNS, LOG_REFINE_COLUMNS, LogStore } from "./log-store.js";
 
 /** `found` never exceeds this (v3 part 4.4); `found_more_logs` says whether more exist. */
@@ -62,6 +63,10 @@ export function searchLogs(ctx: ServiceContext, p: Record<string, string>): Reco
 export function registerLogs(app: FastifyInstance, ctx: ServiceContext): void {
   // v1 failures get the v1 envelope: the error handler picks it from the path.
   const handler = async (request: FastifyRequest): Promise<Record<string, unknown>> => searchLogs(ctx, logSearchParams(request));
-  app.post("/v1/logs", handler);
+  // A v1 form comes in every shape the other v1 forms take (multipart, json=<JSON>…): read it as they do first.
+  app.post("/v1/logs", async (request) => {
+    request.body = await readFields(request);
+    return handler(request);
+  });
   app.post("/v3/logs", handler);
 }

@@ -25,6 +25,8 @@ const ROUTES: ReadonlyArray<readonly [methods: string[], url: string, why: strin
   [["GET", "POST"], "/v3/shipping/*", "needs a carrier account, and the sandbox has no carrier behind it"],
   [["POST"], "/v3/register", "creates a live account; the sandbox has its one account"],
   [["POST"], "/v3/register/verify", "verifies a live account; the sandbox has its one account"],
+  [["GET", "POST"], "/v1/auth/forgot", "resets a password by mail; the sandbox has no password (sign in with the API token) and sends no mail"],
+  [["GET", "POST"], "/v1/auth/assist", "asks the live service's support; the sandbox has none"],
   [["DELETE"], "/v3/account", "would delete the account; to start the sandbox afresh, stop it and remove its data folder"],
 ];
 

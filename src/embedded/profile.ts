@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServiceContext } from "./context.js";
 import { HttpError, text, unixTime, v1Failure } from "../http/envelopes.js";
 import { readFields } from "./form.js";
+import type { AuthUsers } from "./auth.js";
 import { ADMIN_ROLES, MANAGING_ROLES, OWNER_UID, ROLES, UserStore, type Role, type User } from "./user-store.js";
 
 /** Columns a profile never shows nor takes (v1 part 4.8): identifiers, credentials and channel account ids. */
@@ -44,6 +45,14 @@ function update(users: UserStore, caller: User, target: User, body: Record<strin
   }
   users.save(next);
   return { ignored, ...(token ? { token: users.regenerate(target.userpk) } : {}) };
+}
+
+/** What sign-in and `GET /v1/auth` know of the account's users (v1 part 5). */
+export function authUsers(users: UserStore): AuthUsers {
+  return {
+    check: (user, token) => users.check(user, token) !== undefined,
+    profile: (user) => view(users.byName(user) ?? users.owner()),
+  };
 }
 
 /** v1 part 4.8: the caller's profile, updates with the role rules, sub-users. */

@@ -14,8 +14,11 @@ import { HttpError } from "../http/envelopes.js";
  *
  * A path holding a literal `&` or an encoded `%26` is read as the second: in
  * the search language `&` means nothing, so either only comes from an encoder
- * that joined or escaped whole values. Each term's value is then quoted for
- * the parser. Anything else is the search language as written.
+ * that joined or escaped whole values. So is a path whose query string is the
+ * same parameters (the official client sends them twice): without that, its
+ * one-term search `title:=Seed+One` would read as `title:=Seed` and a keyword
+ * `One`. Each term's value is then quoted for the parser. Anything else is the
+ * search language as written.
  */
 
 /** `field:<op>value`, the operator as the lexer knows it. */
@@ -49,14 +52,29 @@ export function isFormStyle(raw: string): boolean {
   return raw.includes("&") || /%26/i.test(raw);
 }
 
-/** The search expression a raw (still encoded) path segment stands for; empty for the listing without a query. */
-export function searchFromPath(raw: string): string {
-  if (!isFormStyle(raw)) return decodePart(raw, raw);
+/** Does the query string repeat the path's terms as `field=value`, as the official client's search does. */
+export function repeatsPath(raw: string, rawQuery: string): boolean {
+  return raw !== "" && rawQuery.replace(/=/g, ":=") === raw;
+}
+
+/**
+ * The search expression a raw (still encoded) path segment stands for; empty
+ * for the listing without a query. `rawQuery` is the URL's query string, which
+ * tells the official client's one-term searches apart.
+ */
+export function searchFromPath(raw: string, rawQuery = ""): string {
+  if (!isFormStyle(raw) && !repeatsPath(raw, rawQuery)) return decodePart(raw, raw);
   return raw
     .split("&")
     .map((part) => formTerm(decodePart(part, raw)))
     .filter((t) => t !== "")
     .join(" ");
+}
+
+/** The search of a `/v1/search/<type>` request, read from its raw URL. */
+export function searchFromUrl(url: string, prefix: string): string {
+  const at = url.indexOf("?");
+  return searchFromPath(rawPathAfter(url, prefix), at < 0 ? "" : url.slice(at + 1));
 }
 
 /** The raw segment after `prefix` in the request's URL, before any `?`. */

@@ -17,7 +17,7 @@ import { registerLogs } from "./logs.js";
 import { registerWebhooks } from "./webhooks.js";
 import { registerV1Orders } from "./v1-orders.js";
 import { registerOptions } from "./options.js";
-import { registerProfile } from "./profile.js";
+import { authUsers, registerProfile } from "./profile.js";
 import { UserStore } from "./user-store.js";
 import { registerAssets } from "./assets.js";
 import { registerNotInSandbox } from "./not-in-sandbox.js";
@@ -59,7 +59,7 @@ export async function buildServer(ctx: ServiceContext, account: Account, limits:
 
   new Throttle(limits, ctx.now).register(app);
   const users = new UserStore(ctx.db, account.apiUser);
-  registerAuth(app, account, (user, token) => users.check(user, token) !== undefined);
+  registerAuth(app, account, authUsers(users));
 
   registerErrorReplies(app, {
     v1: true,

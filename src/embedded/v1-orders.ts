@@ -7,7 +7,7 @@ import { createOrder, updateOrder, type OpResult } from "./order-ops.js";
 import { matchOrder } from "./order-search.js";
 import { ORDER_SORT_KEYS } from "./order-store.js";
 import { andQuery, compileQuery } from "./query.js";
-import { rawPathAfter, searchFromPath } from "./search-path.js";
+import { searchFromUrl } from "./search-path.js";
 import { renderInvoice } from "./invoice.js";
 
 /** v1 order listings: pages of 50, as the item listings (service.md). */
@@ -84,7 +84,7 @@ export function registerV1Orders(app: FastifyInstance, ctx: ServiceContext): voi
   });
 
   const search = (request: FastifyRequest): Record<string, unknown> =>
-    listV1Orders(ctx, request.query as Record<string, unknown>, searchFromPath(rawPathAfter(request.url, "/v1/search/orders")));
+    listV1Orders(ctx, request.query as Record<string, unknown>, searchFromUrl(request.url, "/v1/search/orders"));
   app.get("/v1/search/orders", search);
   app.get("/v1/search/orders/*", search);
 

@@ -41,6 +41,8 @@ export function parseJsonBody(raw: string): unknown {
 
 /** 400 naming the first prototype key of the query or the body (form bodies included), before any handler runs. */
 function checkKeys(request: FastifyRequest): void {
+  // A raw body (the webhook intake's) has bytes, not keys; walking a Buffer would visit every byte.
+  if (Buffer.isBuffer(request.body)) return;
   const inQuery = findPrototypeKey(request.query);
   if (inQuery) throw refusal(prototypeKeyMessage("the query", inQuery));
   const inBody = findPrototypeKey(request.body);

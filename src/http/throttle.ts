@@ -55,9 +55,10 @@ export class Throttle {
     return { limit, remaining: Math.max(0, limit - window.used), reset: Math.floor((start + WINDOW_MS) / 1000), allowed };
   }
 
-  /** `key` names whose budget a request spends: by default its `X-Auth-User` as sent, or its remote address. */
-  register(app: FastifyInstance, key: (request: FastifyRequest) => string = throttleKey): void {
+  /** `key` names whose budget a request spends: by default its `X-Auth-User` as sent, or its remote address; `exempt` requests spend none. */
+  register(app: FastifyInstance, key: (request: FastifyRequest) => string = throttleKey, exempt?: (request: FastifyRequest) => boolean): void {
     app.addHook("onRequest", async (request, reply) => {
+      if (exempt?.(request)) return undefined;
       const cls = rateClass(request.method);
       const state = this.take(key(request), cls);
       reply.header("X-Rate-Limit-Limit", String(state.limit));

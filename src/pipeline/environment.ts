@@ -1,4 +1,5 @@
 import type { Settings } from "../config.js";
+import type { RunEvents } from "../daemon/types.js";
 import type { Automation } from "../definition/index.js";
 import type { Logger } from "../log.js";
 import type { ServiceClient } from "../service/index.js";
@@ -48,6 +49,12 @@ export interface RunOptions extends RunParameters {
   localFiles?: readonly string[];
   /** `conveyor undo`: this run takes back run `of` (narrowed to some identifiers or fields when given) instead of importing. */
   undo?: UndoRequest;
+  /**
+   * An event run (`trigger: event`) of an order export: it reads only these
+   * events' orders, and its record names the events. Always a diff run, so
+   * an order already delivered is not sent again.
+   */
+  events?: RunEvents;
 }
 
 export interface UndoRequest {

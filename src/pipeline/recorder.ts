@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { ConveyorError } from "../errors.js";
 import type { AppliedKind, ApplyJournal } from "./apply-journal.js";
+import type { RunProgress } from "./environment.js";
 import { faultPoint } from "./faults.js";
+import { ProgressSaver } from "./progress-saver.js";
 import { addCounts, emptyCounts, type RunCounts, type RunFile, type RunOutcome, type RunParameters, type RunApplied, type RunRecord, type RunSubject, type StateStore } from "../state/index.js";
 
 /** Time-sortable and unique across daemons: `r20261121T101500-3f9a1c`. */
@@ -12,6 +14,8 @@ export function newRunId(now = new Date()): string {
 
 export interface RunStart extends RunSubject, RunParameters {
   id?: string;
+  /** An event run: the ids of the events it takes. */
+  events?: readonly string[];
 }
 
 const HEARTBEAT_MS = 10_000;
@@ -27,12 +31,19 @@ export class RunRecorder implements ApplyJournal {
   private timer: NodeJS.Timeout | undefined;
   private readonly idle: string[] = [];
   private underWay: Readonly<RunCounts> | null = null;
+  private readonly progressSaver: ProgressSaver;
 
   private constructor(
     private readonly store: StateStore,
     record: RunRecord,
   ) {
     this.record = record;
+    this.progressSaver = new ProgressSaver((p) => store.saveProgress(record.id, p));
+  }
+
+  /** Where the run stands (stage, rows, files, rate), for readers of the store: at most one write a second. */
+  progress(p: RunProgress): void {
+    this.progressSaver.update(p);
   }
 
   static async start(store: StateStore, start: RunStart, now = new Date()): Promise<RunRecorder> {
@@ -57,6 +68,7 @@ export class RunRecorder implements ApplyJournal {
       guard: null,
       error: null,
       heartbeat: now.toISOString(),
+      ...(start.events ? { events: [...start.events] } : {}),
     };
     await store.createRun(record);
     const recorder = new RunRecorder(store, record);
@@ -165,6 +177,8 @@ export class RunRecorder implements ApplyJournal {
 
   async finish(outcome: RunOutcome, extra: { error?: ConveyorError; guard?: RunRecord["guard"]; debugFiles?: string[] } = {}): Promise<RunRecord> {
     if (this.timer) clearInterval(this.timer);
+    // Before the final write, so no progress lands after it.
+    await this.progressSaver.stop();
     Object.assign(this.record, {
       outcome,
       finished: new Date().toISOString(),

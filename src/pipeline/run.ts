@@ -25,7 +25,9 @@ export function runFolder(dataDir: string, runId: string): string {
   return path.join(dataDir, "runs", runId);
 }
 
-export async function runAutomation(env: RunEnvironment, options: RunOptions): Promise<RunRecord> {
+export async function runAutomation(env: RunEnvironment, given: RunOptions): Promise<RunRecord> {
+  // An event run sends only what was never delivered, and must not leave a snapshot of its few orders alone (what a full run does).
+  const options: RunOptions = given.events ? { ...given, diff: true } : given;
   const now = options.now ?? (() => new Date());
   const id = options.id ?? newRunId(now());
   const recorder = await RunRecorder.start(env.store, {
@@ -38,6 +40,7 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     force: options.force,
     notify: options.notify,
     email: options.email,
+    ...(options.events ? { events: options.events.ids } : {}),
   });
   const folder = runFolder(env.settings.dataDir, id);
   const workDir = path.join(folder, "work");
@@ -47,7 +50,9 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
   const timings: Array<{ stage: RunStage; at: string }> = [];
   const stage = (s: RunStage, rows = recorder.counts.rows, files?: { done: number; total: number }): void => {
     if (timings[timings.length - 1]?.stage !== s) timings.push({ stage: s, at: now().toISOString() });
-    options.progress?.(files ? { stage: s, rows, ...files } : { stage: s, rows });
+    const p = files ? { stage: s, rows, ...files } : { stage: s, rows };
+    recorder.progress(p);
+    options.progress?.(p);
   };
   let outcome: RunOutcome = "failed";
   let error: ConveyorError | undefined;
@@ -56,6 +61,12 @@ export async function runAutomation(env: RunEnvironment, options: RunOptions): P
     stage("prepare");
     // Every parameter problem ends the run here, before a connection is opened.
     const automation = resolveAutomation(options.automation, { runId: id, now: now(), secretKey: env.secretKey });
+    if (options.events && !(automation.type === "orders" && automation.action === "export")) {
+      throw new ConveyorError("definition_invalid", `an event run needs an order export, and this automation is a ${automation.type} ${automation.action}`, {
+        details: { field: "events" },
+        hint: "events start order exports only (type orders, action export); run it without events",
+      });
+    }
     if (options.undo) result = await runUndo({ env, options, automation, recorder, client, debug, workDir, now, stage }, options.undo);
     else if (automation.action === "export") result = await runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     else {

@@ -11,6 +11,7 @@ import { sharedLimiter, type RateLimiter } from "./limiter.js";
 import * as logs from "./logs.js";
 import * as orders from "./orders.js";
 import { asRecord, v1Failure } from "./response.js";
+import * as webhooks from "./webhooks.js";
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -196,6 +197,24 @@ export class ServiceClient implements ServiceCaller {
   }
   splitOrder(fields: orders.Order & { oid: string | number }, signal?: AbortSignal): Promise<orders.MutationResult> {
     return orders.consolidateOrders(this, "split", fields, signal);
+  }
+
+  // v3 webhooks (part 4.5)
+
+  createWebhookEndpoint(input: webhooks.EndpointInput, signal?: AbortSignal): Promise<webhooks.WebhookEndpoint & { secret: string }> {
+    return webhooks.createEndpoint(this, input, signal);
+  }
+  getWebhookEndpoint(id: string, signal?: AbortSignal): Promise<webhooks.WebhookEndpoint | null> {
+    return webhooks.getEndpoint(this, id, signal);
+  }
+  updateWebhookEndpoint(id: string, patch: Partial<webhooks.EndpointInput>, signal?: AbortSignal): Promise<webhooks.WebhookEndpoint> {
+    return webhooks.updateEndpoint(this, id, patch, signal);
+  }
+  deleteWebhookEndpoint(id: string, signal?: AbortSignal): Promise<void> {
+    return webhooks.deleteEndpoint(this, id, signal);
+  }
+  rotateWebhookSecret(id: string, signal?: AbortSignal): Promise<string> {
+    return webhooks.rotateSecret(this, id, signal);
   }
 
   // logs (v3 part 4.4, v1 part 4.6)

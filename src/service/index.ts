@@ -10,3 +10,4 @@ export type { Order, OrderBulk, OrderQuery, OrderList, MutationResult } from "./
 export type { LogSearch, LogRecord, LogPage } from "./logs.js";
 export { isMissingRecord, serviceMessage } from "./response.js";
 export { csvRowPages } from "./csv.js";
+export type { EndpointInput, WebhookEndpoint } from "./webhooks.js";

@@ -55,7 +55,7 @@ export class FolderDebugFiles {
     const file = this.file(runId, name);
     const info = await stat(file).catch(() => null);
     if (!info?.isFile()) return null;
-    return { size: info.size, open: () => createReadStream(file) };
+    return { size: info.size, open: (start = 0) => createReadStream(file, { start }) };
   }
 
   async list(runId: string): Promise<string[]> {

@@ -48,11 +48,22 @@ export class PgDebugFiles {
       await client.query("INSERT INTO debug_files (run_id, name, size, chunks) VALUES ($1, $2, 0, 0)", [runId, name]);
       let seq = 0;
       let size = 0;
+      const insert = (bytes: Buffer): Promise<unknown> => client.query("INSERT INTO debug_file_chunks (run_id, name, seq, bytes) VALUES ($1, $2, $3, $4)", [runId, name, seq++, bytes]);
+      // Whole chunks but the last, even if a read comes back short: `get` finds an offset's chunk by division.
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
       for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) {
-        const bytes = chunk as Buffer;
-        await client.query("INSERT INTO debug_file_chunks (run_id, name, seq, bytes) VALUES ($1, $2, $3, $4)", [runId, name, seq++, bytes]);
-        size += bytes.length;
+        pending.push(chunk as Buffer);
+        pendingBytes += (chunk as Buffer).length;
+        size += (chunk as Buffer).length;
+        while (pendingBytes >= CHUNK_BYTES) {
+          const all = Buffer.concat(pending);
+          await insert(all.subarray(0, CHUNK_BYTES));
+          pending = [all.subarray(CHUNK_BYTES)];
+          pendingBytes = all.length - CHUNK_BYTES;
+        }
       }
+      if (pendingBytes > 0) await insert(Buffer.concat(pending));
       await client.query("UPDATE debug_files SET size = $3, chunks = $4 WHERE run_id = $1 AND name = $2", [runId, name, size, seq]);
     });
   }
@@ -65,16 +76,18 @@ export class PgDebugFiles {
     if (!row) return (await this.local?.get(runId, name)) ?? null;
     const { chunks: count } = row;
     const pool = this.pool;
-    async function* chunks(): AsyncGenerator<Buffer> {
-      for (let seq = 0; seq < count; seq++) {
+    // Every chunk but the last holds CHUNK_BYTES: a start offset names its chunk without reading the ones before.
+    async function* chunks(start: number): AsyncGenerator<Buffer> {
+      for (let seq = Math.floor(start / CHUNK_BYTES); seq < count; seq++) {
         const part = await pool.query<{ bytes: Buffer }>("SELECT bytes FROM debug_file_chunks WHERE run_id = $1 AND name = $2 AND seq = $3", [runId, name, seq]);
         const bytes = part.rows[0]?.bytes;
         // The run was pruned while the file was being read: end short rather than hang.
         if (!bytes) return;
-        yield bytes;
+        const skip = seq * CHUNK_BYTES < start ? start - seq * CHUNK_BYTES : 0;
+        yield skip > 0 ? bytes.subarray(skip) : bytes;
       }
     }
-    return { size: Number(row.size), open: () => Readable.from(chunks(), { objectMode: false }) };
+    return { size: Number(row.size), open: (start = 0) => Readable.from(chunks(start), { objectMode: false }) };
   }
 
   async list(runId: string): Promise<string[]> {

@@ -81,6 +81,35 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
         created text NOT NULL, expires text COLLATE "C" NOT NULL, last_seen text NOT NULL);
       CREATE INDEX daemon_console_sessions_by_expiry ON daemon_console_sessions (expires);`,
   },
+  {
+    name: "webhook events: the events received, one claim per automation they start, the registered endpoints",
+    // Times are the database clock, as the cluster tables' are (events/store-pg.ts reads them).
+    sql: `
+      CREATE TABLE webhook_events (account text NOT NULL, event_id text NOT NULL, webhook_id text NOT NULL, type text NOT NULL,
+        order_id text, received timestamptz NOT NULL DEFAULT now(), body text NOT NULL, PRIMARY KEY (account, event_id),
+        UNIQUE (account, webhook_id));
+      CREATE INDEX webhook_events_by_received ON webhook_events (received);
+      CREATE TABLE event_claims (seq bigint GENERATED ALWAYS AS IDENTITY, account text NOT NULL, event_id text NOT NULL,
+        automation text NOT NULL, state text NOT NULL, run_id text, attempts integer NOT NULL DEFAULT 0,
+        updated timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (account, event_id, automation),
+        FOREIGN KEY (account, event_id) REFERENCES webhook_events (account, event_id) ON DELETE CASCADE);
+      CREATE INDEX event_claims_pending ON event_claims (automation, seq) WHERE state = 'pending';
+      CREATE INDEX event_claims_by_run ON event_claims (run_id) WHERE run_id IS NOT NULL;
+      CREATE TABLE daemon_webhooks (account text PRIMARY KEY, endpoint_id text NOT NULL, key text NOT NULL UNIQUE, url text NOT NULL,
+        event_types text NOT NULL, secret text NOT NULL, previous_secret text, updated text NOT NULL);`,
+  },
+  {
+    name: "run events: the service events each event run took",
+    sql: `
+      CREATE TABLE run_events (
+        event_id text COLLATE "C" NOT NULL, run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        PRIMARY KEY (event_id, run_id));
+      CREATE INDEX run_events_by_run ON run_events (run_id);`,
+  },
+  {
+    name: "run progress: the latest stage, rows and rate of a running run, saved with its heartbeat",
+    sql: `ALTER TABLE runs ADD COLUMN progress json;`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

@@ -16,6 +16,7 @@ import type {
   LockRequest,
   RunListQuery,
   RunMode,
+  RunProgressSnapshot,
   RunRecord,
   SnapshotEntry,
   StateStore,
@@ -23,6 +24,20 @@ import type {
 } from "./types.js";
 
 const CHUNK = 10_000;
+
+interface RunRow {
+  body: RunRecord;
+  progress: RunProgressSnapshot | null;
+  heartbeat: Date | string | null;
+}
+
+/** The record with its progress while it runs (the column holds the newer heartbeat too). */
+function runFromRow(row: RunRow): RunRecord {
+  const run = row.body;
+  if (run.outcome !== null || !row.progress) return run;
+  const heartbeat = row.heartbeat instanceof Date ? row.heartbeat.toISOString() : (row.heartbeat ?? run.heartbeat);
+  return { ...run, heartbeat, progress: row.progress };
+}
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -54,10 +69,23 @@ export class PostgresStore implements StateStore {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    await this.pool.query(
+    const insert = [
       "INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
       [run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run)],
-    );
+    ] as const;
+    const events = run.events ?? [];
+    if (events.length === 0) {
+      await this.pool.query(insert[0], [...insert[1]]);
+      return;
+    }
+    await inTransaction(this.pool, async (client) => {
+      await client.query(insert[0], [...insert[1]]);
+      await client.query("INSERT INTO run_events (event_id, run_id) SELECT e, $2 FROM unnest($1::text[]) AS e ON CONFLICT DO NOTHING", [events, run.id]);
+    });
+  }
+
+  async saveProgress(id: string, progress: RunProgressSnapshot): Promise<void> {
+    await this.pool.query("UPDATE runs SET progress = $2, heartbeat = $3 WHERE id = $1 AND outcome IS NULL", [id, JSON.stringify(progress), progress.at]);
   }
 
   /** Read, merge and write under the row's lock, so two writers of one run never lose each other's fields. */
@@ -66,14 +94,15 @@ export class PostgresStore implements StateStore {
       const { rows } = await client.query<{ body: RunRecord }>("SELECT body FROM runs WHERE id = $1 FOR UPDATE", [id]);
       const current = rows[0]?.body;
       if (!current) throw new ConveyorError("state", `run ${id} does not exist`);
-      const next: RunRecord = { ...current, ...patch, id };
+      const { progress: _progress, ...next }: RunRecord = { ...current, ...patch, id };
       await client.query("UPDATE runs SET finished = $2, outcome = $3, heartbeat = $4, body = $5 WHERE id = $1", [id, next.finished, next.outcome, next.heartbeat, JSON.stringify(next)]);
     });
   }
 
   async getRun(id: string): Promise<RunRecord | null> {
-    const { rows } = await this.pool.query<{ body: RunRecord }>("SELECT body FROM runs WHERE id = $1", [id]);
-    return rows[0]?.body ?? null;
+    const { rows } = await this.pool.query<RunRow>("SELECT body, progress, heartbeat FROM runs WHERE id = $1", [id]);
+    const row = rows[0];
+    return row ? runFromRow(row) : null;
   }
 
   async listRuns(query: RunListQuery = {}): Promise<RunRecord[]> {
@@ -85,10 +114,14 @@ export class PostgresStore implements StateStore {
       args.push(value);
       where.push(`${column} = $${args.length}`);
     }
+    if (query.event !== undefined) {
+      args.push(query.event);
+      where.push(`id IN (SELECT run_id FROM run_events WHERE event_id = $${args.length})`);
+    }
     args.push(query.limit ?? 100);
-    const sql = `SELECT body FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT $${args.length}`;
-    const { rows } = await this.pool.query<{ body: RunRecord }>(sql, args);
-    return rows.map((r) => r.body);
+    const sql = `SELECT body, progress, heartbeat FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT $${args.length}`;
+    const { rows } = await this.pool.query<RunRow>(sql, args);
+    return rows.map(runFromRow);
   }
 
   /**

@@ -18,6 +18,7 @@ import type {
   LockRequest,
   RunListQuery,
   RunMode,
+  RunProgressSnapshot,
   RunRecord,
   SnapshotEntry,
   StateStore,
@@ -41,9 +42,27 @@ const MIGRATIONS: string[] = [
    CREATE TABLE metadata (automation TEXT PRIMARY KEY, body TEXT NOT NULL);`,
   `CREATE TABLE run_locks (automation TEXT PRIMARY KEY, run_id TEXT NOT NULL, holder TEXT NOT NULL, started TEXT NOT NULL, heartbeat TEXT NOT NULL);`,
   `CREATE TABLE undo_journal (run_id TEXT NOT NULL, chunk INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run_id, chunk)) WITHOUT ROWID;`,
+  // The events each event run took, so the run of an event is found without reading every record.
+  `CREATE TABLE run_events (event_id TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (event_id, run_id)) WITHOUT ROWID;
+   CREATE INDEX run_events_by_run ON run_events (run_id);`,
+  // A column of its own: saved once a second while a run runs, without rewriting the record's body.
+  `ALTER TABLE runs ADD COLUMN progress TEXT;`,
 ];
 
 const CHUNK = 500;
+
+interface RunRow {
+  body: string;
+  progress?: string | null;
+  heartbeat?: string | null;
+}
+
+/** The record with its progress while it runs (the column holds the newer heartbeat too). */
+function runFromRow(row: RunRow): RunRecord {
+  const run = JSON.parse(row.body) as RunRecord;
+  if (run.outcome !== null || !row.progress) return run;
+  return { ...run, heartbeat: row.heartbeat ?? run.heartbeat, progress: JSON.parse(row.progress) as RunProgressSnapshot };
+}
 
 /** The embedded default: one SQLite file in the data folder, WAL, migrations by user_version. */
 export class SqliteStore implements StateStore {
@@ -87,16 +106,24 @@ export class SqliteStore implements StateStore {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    this.db
-      .prepare("INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run));
+    this.db.transaction(() => {
+      this.db
+        .prepare("INSERT INTO runs (id, automation, account, mode, started, finished, outcome, heartbeat, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .run(run.id, run.automation, run.account, run.mode, run.started, run.finished, run.outcome, run.heartbeat, JSON.stringify(run));
+      const event = this.db.prepare("INSERT OR IGNORE INTO run_events (event_id, run_id) VALUES (?, ?)");
+      for (const id of run.events ?? []) event.run(id, run.id);
+    })();
+  }
+
+  async saveProgress(id: string, progress: RunProgressSnapshot): Promise<void> {
+    this.db.prepare("UPDATE runs SET progress = ?, heartbeat = ? WHERE id = ? AND outcome IS NULL").run(JSON.stringify(progress), progress.at, id);
   }
 
   async updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void> {
     this.db.transaction(() => {
-      const current = this.readRun(id);
-      if (!current) throw new ConveyorError("state", `run ${id} does not exist`);
-      const next: RunRecord = { ...current, ...patch, id };
+      const row = this.db.prepare("SELECT body FROM runs WHERE id = ?").get(id) as RunRow | undefined;
+      if (!row) throw new ConveyorError("state", `run ${id} does not exist`);
+      const { progress: _progress, ...next }: RunRecord = { ...(JSON.parse(row.body) as RunRecord), ...patch, id };
       this.db
         .prepare("UPDATE runs SET finished = ?, outcome = ?, heartbeat = ?, body = ? WHERE id = ?")
         .run(next.finished, next.outcome, next.heartbeat, JSON.stringify(next), id);
@@ -104,8 +131,8 @@ export class SqliteStore implements StateStore {
   }
 
   private readRun(id: string): RunRecord | null {
-    const row = this.db.prepare("SELECT body FROM runs WHERE id = ?").get(id) as { body: string } | undefined;
-    return row ? (JSON.parse(row.body) as RunRecord) : null;
+    const row = this.db.prepare("SELECT body, progress, heartbeat FROM runs WHERE id = ?").get(id) as RunRow | undefined;
+    return row ? runFromRow(row) : null;
   }
 
   async getRun(id: string): Promise<RunRecord | null> {
@@ -117,13 +144,14 @@ export class SqliteStore implements StateStore {
       ["automation = ?", query.automation],
       ["account = ?", query.account],
       ["mode = ?", query.mode],
+      ["id IN (SELECT run_id FROM run_events WHERE event_id = ?)", query.event],
     ];
     const used = filters.filter((f): f is [string, string] => f[1] !== undefined);
     const where = used.map(([sql]) => sql);
     const args = used.map(([, value]) => value);
-    const sql = `SELECT body FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...args, query.limit ?? 100) as { body: string }[];
-    return rows.map((r) => JSON.parse(r.body) as RunRecord);
+    const sql = `SELECT body, progress, heartbeat FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY started DESC, id DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, query.limit ?? 100) as RunRow[];
+    return rows.map(runFromRow);
   }
 
   async markInterrupted(staleBefore: Date, dead: readonly string[] = []): Promise<RunRecord[]> {
@@ -149,8 +177,9 @@ export class SqliteStore implements StateStore {
   async pruneRuns(before: Date): Promise<number> {
     // Log records go with the runs that wrote them: both are kept for run_retention.
     this.db.prepare("DELETE FROM logs WHERE timestamp < ?").run(before.toISOString().replace("T", " ").slice(0, 19));
-    // The undo journals go with their runs (PostgreSQL: by its foreign key).
+    // The undo journals and the event links go with their runs (PostgreSQL: by their foreign keys).
     this.db.prepare("DELETE FROM undo_journal WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());
+    this.db.prepare("DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());
     return this.db.prepare("DELETE FROM runs WHERE outcome IS NOT NULL AND started < ?").run(before.toISOString()).changes;
   }
 

@@ -119,12 +119,28 @@ export interface RunRecord extends RunSubject, RunParameters {
    * or why the run cannot be undone (`reason`: an order import, an export).
    */
   undo?: { journal: boolean; chunks?: number; entries?: number; bytes?: number; reason?: string };
+  /** An event run (`trigger: event`): the ids of the service events it took. */
+  events?: string[];
   /** An undo run: the run it takes back. */
   undo_of?: string;
   /** An undo run: the fields it left alone because the service no longer held the value the run set (conflicts.csv). */
   conflicts?: number;
   /** Last sign of life of a running run: a run whose heartbeat stopped was interrupted. */
   heartbeat: string | null;
+  /** Where a running run stands (saved with its heartbeat, at most once a second); absent once it finished. */
+  progress?: RunProgressSnapshot;
+}
+
+/** The latest progress of a running run, as every daemon sharing the store reads it. */
+export interface RunProgressSnapshot {
+  stage: string;
+  rows: number;
+  /** Files (bulk files) done and in all, in stages that move whole files. */
+  files: { done: number; total: number } | null;
+  /** Rows per second while rows are read and planned; the last figure after. */
+  rate: number;
+  /** When it was measured. */
+  at: string;
 }
 
 export function emptyCounts(): RunCounts {
@@ -222,6 +238,8 @@ export interface RunListQuery {
   account?: string;
   limit?: number;
   mode?: RunMode;
+  /** The runs that took this service event (its id). */
+  event?: string;
 }
 
 /** The no-overlap lock of one automation: the run that holds it, and its holder's last sign of life. */
@@ -243,11 +261,18 @@ export interface LockRequest {
 /** A debug file of a run as the store keeps it; streamed, since one can be as big as the feed. */
 export interface StoredDebugFile {
   size: number;
-  open(): Readable;
+  /** From byte `start` (0: the whole file): the plan viewer reads a page of a million-line plan.csv without the lines before it. */
+  open(start?: number): Readable;
 }
 
 export interface StateStore {
   createRun(run: RunRecord): Promise<void>;
+  /**
+   * The progress of a running run and its heartbeat, in a column of their own:
+   * a write a second costs no read of the record, and a run that finished
+   * (outcome set) is left as it is.
+   */
+  saveProgress(id: string, progress: RunProgressSnapshot): Promise<void>;
   /** Merge `patch` into the run; the id never changes. */
   updateRun(id: string, patch: Partial<Omit<RunRecord, "id">>): Promise<void>;
   getRun(id: string): Promise<RunRecord | null>;

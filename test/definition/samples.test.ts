@@ -38,6 +38,7 @@ describe("samples", () => {
       "fitment-export-storage.json",
       "fixed-width-storage.json",
       "json-api-http.json",
+      "order-created-http.json",
       "order-export-sftp.json",
       "order-push-http.json",
       "price-list-xlsx-storage.json",

@@ -28,9 +28,9 @@ export class SdkReplay {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
-  /** Query-string encoding as a form encoder does it: spaces as `+`, the rest %-escaped. */
+  /** Query-string encoding as the client's form encoder does it: spaces as `+`, the rest %-escaped, `*` included. */
   static encode(params: Record<string, string>): string {
-    return new URLSearchParams(params).toString();
+    return new URLSearchParams(params).toString().replace(/\*/g, "%2A");
   }
 
   /** Sign-in: urlencoded `user` and `pass`, no credentials. */

@@ -55,9 +55,23 @@ describe("the official client's item calls against the embedded service", () => 
     expect(res.body.all).toBe(1);
   });
 
+  it("searches one term whose value holds spaces or non-ASCII letters", async () => {
+    await sdk.postRecord("v1/editor/items/add", { identifier: "guid", guid: "SP-1", title: "Seed One", brand: "Größe – ✓" });
+    const spaced = await sdk.search("items", { title: "Seed One" });
+    expect(spaced.body.all).toBe(1);
+    const accented = await sdk.search("items", { brand: "Größe – ✓" });
+    expect(ordinals(accented.body)[0]?.[1].guid).toBe("SP-1");
+  });
+
+  it("its bulk-shaped write (posted to items/) answers the sandbox envelope, not a 404", async () => {
+    const res = await sdk.postRecord("v1/editor/items/", { 1: { identifier: "guid", guid: "BULK-1", title: "Bulk" } });
+    expect(res.status).toBe(501);
+    expect(res.body).toMatchObject({ result: "failure", sandbox: true });
+  });
+
   it("the search path without a query is the listing", async () => {
     const res = await sdk.search("items", {});
     expect(res.status).toBe(200);
-    expect(res.body.all).toBe(3);
+    expect(res.body.all).toBe(4);
   });
 });

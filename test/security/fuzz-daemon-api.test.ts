@@ -14,7 +14,7 @@ import { errorCapture, queryOf, rawBody, segment, send, sortKey, statusLines, ty
 const SHARED_ID = 4711;
 const LOG_KEYS = ["start", "records", "identifier", "context", "integration", "instance", "request_id", "timestamp_start", "timestamp_end", "id", "channel_id", "action", "operation", "method", "type", "result", "job_id"];
 const LISTING_KEYS = ["debug", "diff", "user_id", "page", "internal", "showFilters", "sort", "sortorder", "notify", "email", "type", "disableCache"];
-const TOP_KEYS = ["name", "vendor", "description", "slug", "active", "draft", "schedule", "timezone", "type", "action", "connection", "file_configs", "parameters", "metadata"];
+const TOP_KEYS = ["name", "vendor", "description", "slug", "active", "draft", "schedule", "events", "timezone", "type", "action", "connection", "file_configs", "parameters", "metadata"];
 
 function published(): Record<string, unknown> {
   return {

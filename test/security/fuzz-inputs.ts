@@ -16,7 +16,7 @@ export const PROTOTYPE_KEYS = ["__proto__", "constructor", "prototype"] as const
 
 /** Every key of the definition (automations.md, src/definition/schema*.ts) and of the API bodies. */
 export const REAL_KEYS = [
-  "name", "vendor", "description", "slug", "active", "draft", "schedule", "timezone", "type", "action", "connection", "file_configs",
+  "name", "vendor", "description", "slug", "active", "draft", "schedule", "events", "timezone", "type", "action", "connection", "file_configs",
   "parameters", "metadata", "address", "username", "password", "path", "port", "ssl_ftp", "implicit_tls", "use_pasv_address",
   "is_key_file", "passphrase", "host_key", "validate", "method", "headers", "payload", "login_address", "oauth", "paginate",
   "pagination", "folder", "email_search", "subject", "body", "select", "after_import", "min_age", "require_file", "format",

@@ -6,6 +6,7 @@ import { buffer } from "node:stream/consumers";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { emptyCounts, openStore, type RunRecord } from "../../src/state/index.js";
 import { PostgresStore } from "../../src/state/postgres.js";
+import { PG_MIGRATIONS } from "../../src/state/pg-migrations.js";
 import { PG_URL, PgSchemas } from "../helpers/postgres.js";
 import { storeSuite } from "./store-suite.js";
 
@@ -34,7 +35,7 @@ describe("postgres store: several daemons on one database", () => {
     const schema = freshSchema();
     const stores = await Promise.all(Array.from({ length: 5 }, () => PostgresStore.open(PG_URL, { schema, poolSize: 2 })));
     const { rows } = await pgs.query<{ version: number }>(`SELECT version FROM "${schema}".conveyor_migrations ORDER BY version`);
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
+    expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1));
     await stores[0]?.ledgerAdd("k", [{ path: "a", size: 1, modified: null }]);
     expect(await stores[4]?.ledgerHas("k", { path: "a", size: 1, modified: null })).toBe(true);
     await Promise.all(stores.map((s) => s.close()));

@@ -52,6 +52,23 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       await expect(store.updateRun("missing", { outcome: "failed" })).rejects.toThrow(/does not exist/);
     });
 
+    it("keeps a running run's progress with its heartbeat, and drops it from the record once it finished", async () => {
+      const r = run();
+      await store.createRun(r);
+      const progress = { stage: "read", rows: 1500, files: null, rate: 3000, at: new Date(Date.now() + 5_000).toISOString() };
+      await store.saveProgress(r.id, progress);
+      expect(await store.getRun(r.id)).toMatchObject({ progress, heartbeat: progress.at });
+      expect((await store.listRuns({ automation: "a1" })).find((x) => x.id === r.id)?.progress).toEqual(progress);
+      // A write of the record does not carry the progress into its body, nor lose it.
+      await store.updateRun(r.id, { counts: { ...r.counts, rows: 1500 } });
+      expect((await store.getRun(r.id))?.progress).toEqual(progress);
+      await store.updateRun(r.id, { outcome: "success", finished: new Date().toISOString(), heartbeat: null });
+      await store.saveProgress(r.id, { ...progress, rows: 9 });
+      const done = await store.getRun(r.id);
+      expect(done?.progress).toBeUndefined();
+      expect(done?.heartbeat).toBeNull();
+    });
+
     it("lists runs newest first, by automation", async () => {
       await store.createRun(run({ id: "r1", started: "2026-11-20T00:00:00.000Z" }));
       await store.createRun(run({ id: "r2", started: "2026-11-21T00:00:00.000Z" }));
@@ -118,6 +135,17 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       await store.resetStatus("a1", "debug");
       await store.createRun(run({ id: "d-new", mode: "debug", started: new Date(Date.now() + 60_000).toISOString(), outcome: null }));
       expect((await store.status("a1")).last_run_id).toBe("d-new");
+    });
+
+    it("keeps an event run's events and finds its runs by event, until retention forgets them", async () => {
+      await store.createRun(run({ id: "ev-1", trigger: "event", events: ["evt_1", "evt_2", "evt_2"], started: "2026-01-01T00:00:00.000Z", finished: "2026-01-01T00:01:00.000Z", outcome: "success" }));
+      await store.createRun(run({ id: "ev-2", trigger: "event", events: ["evt_2"], started: "2026-11-20T00:00:00.000Z" }));
+      expect((await store.getRun("ev-1"))?.events).toEqual(["evt_1", "evt_2", "evt_2"]);
+      expect((await store.listRuns({ event: "evt_2" })).map((r) => r.id)).toEqual(["ev-2", "ev-1"]);
+      expect((await store.listRuns({ event: "evt_1", account: "demo" })).map((r) => r.id)).toEqual(["ev-1"]);
+      expect(await store.listRuns({ event: "evt_none" })).toEqual([]);
+      await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
+      expect((await store.listRuns({ event: "evt_2" })).map((r) => r.id)).toEqual(["ev-2"]);
     });
 
     it("forgets runs and their log records past the retention, never an open run", async () => {

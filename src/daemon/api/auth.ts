@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { sendError, text } from "../../http/envelopes.js";
 import { isConsolePath } from "../../console/paths.js";
+import { isIntakePath } from "../../events/intake.js";
 import type { AccountStore } from "../accounts.js";
 
-/** Routes open without credentials: probes and the metrics scrape. */
+/** Routes open without credentials: probes and the metrics scrape (and the webhook intake, whose signature is its proof). */
 const PUBLIC = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** Requests whose credentials were checked and found right, with their API user. */
@@ -35,7 +36,8 @@ export function registerAuth(app: FastifyInstance, accounts: AccountStore, throt
   throttle(app, throttleKey);
   app.addHook("onRequest", async (request, reply) => {
     if (reply.sent) return reply;
-    if (PUBLIC.has(request.url.split("?")[0] ?? "") || request.method === "OPTIONS") return undefined;
+    const path = request.url.split("?")[0] ?? "";
+    if (PUBLIC.has(path) || isIntakePath(path) || request.method === "OPTIONS") return undefined;
     // The console's pages check their own session cookie (src/console/session-routes.ts).
     if (isConsolePath(request.url)) return undefined;
     if (verified.has(request)) return undefined;

@@ -6,6 +6,7 @@ import { accountOf, type ApiContext } from "./context.js";
 import { LISTING_PARAMS, listing, mutation, pathId, rejectUnknown } from "./query.js";
 import { queueRun, type RunHolds } from "./run-request.js";
 import { currentPointers } from "./pointer-patch.js";
+import { registerPushFeed } from "./push-feed.js";
 import { customFetched, customListed, installedShape, statusShape } from "./shapes.js";
 
 type Json = Record<string, unknown>;
@@ -88,6 +89,8 @@ export function registerAutomationRoutes(app: FastifyInstance, ctx: ApiContext, 
     ctx.definitions.effective(stored);
     return queueRun(ctx, request, reply, holds, String(stored.id), account);
   });
+
+  registerPushFeed(app, ctx, kind);
 
   app.delete(`${base}/status`, async (request) => {
     const q = rejectUnknown(request, ["type"]);

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Settings } from "../../config.js";
+import type { IntakeDeps } from "../../events/intake.js";
 import { text } from "../../http/envelopes.js";
 import type { Logger } from "../../log.js";
 import type { StateStore } from "../../state/index.js";
@@ -21,8 +22,12 @@ export interface ApiContext {
   metrics: Metrics;
   logger: Logger;
   now: () => Date;
+  /** The webhook intake (`POST /v3/events/webhook/{key}`); left out, the route does not exist. */
+  events?: IntakeDeps;
   /** True once the scheduler runs and recovery is done: `/readyz`. */
   ready: () => boolean;
+  /** Key of encrypted parameters, for routes that resolve a definition as a run would (a pushed feed's folder and names). */
+  secretKey?: Buffer;
 }
 
 /** The account of an authenticated request: the auth hook has checked the pair already. */

@@ -6,12 +6,14 @@ import { registerErrorReplies } from "../../http/errors.js";
 import { Throttle, type RateLimits } from "../../http/throttle.js";
 import { MAX_DEFINITION_BYTES } from "../../definition/index.js";
 import { maskSecrets } from "../../secrets.js";
+import { isIntakePath, registerIntake } from "../../events/intake.js";
 import { registerAuth } from "./auth.js";
 import type { ApiContext } from "./context.js";
 import { registerCustom } from "./custom.js";
 import { registerHealth } from "./health.js";
 import { registerInstalled } from "./installed.js";
 import { registerLogs } from "./logs.js";
+import { registerRunTables } from "./run-tables.js";
 import { registerRuns } from "./runs.js";
 import { registerUndo } from "./undo-route.js";
 
@@ -37,7 +39,8 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerBodyLimits(app, API_BODY_LIMITS);
 
   const throttle = new Throttle(limits, () => ctx.now().getTime());
-  registerAuth(app, ctx.accounts, (server, key) => throttle.register(server, key));
+  // The service delivers every account's webhooks from one address: a per-address budget would refuse them in a burst.
+  registerAuth(app, ctx.accounts, (server, key) => throttle.register(server, key, (request) => isIntakePath(request.url)));
   app.addHook("onResponse", async (request, reply) => {
     ctx.metrics.observeRequest(request.method, reply.statusCode);
   });
@@ -57,7 +60,9 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerCustom(app, ctx);
   registerInstalled(app, ctx);
   registerRuns(app, ctx);
+  registerRunTables(app, ctx);
   registerUndo(app, ctx);
   registerLogs(app, ctx);
+  if (ctx.events) registerIntake(app, ctx.events);
   return app;
 }

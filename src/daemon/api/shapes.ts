@@ -53,7 +53,8 @@ export function maskedConnection(raw: unknown, automation: Automation): Json {
 
 function common(e: Effective): Json {
   const a = e.automation;
-  return { action: a.action, active: a.active, name: a.name, schedule: a.schedule, slug: e.stored.slug, type: a.type, user_id: e.stored.account, vendor: a.vendor ?? "" };
+  // The seed's shape has a schedule text: "" for an automation that only events start. `events` is ours, shown when set.
+  return { action: a.action, active: a.active, name: a.name, schedule: a.schedule ?? "", slug: e.stored.slug, type: a.type, user_id: e.stored.account, vendor: a.vendor ?? "", ...(a.events ? { events: a.events } : {}) };
 }
 
 function fileConfigs(raw: Json): unknown {
@@ -78,8 +79,8 @@ export function customListed(e: Effective, pointers: Record<string, string> | nu
 
 /** The seed's fetched shape; an automation that keeps pointers also shows them, in `metadata` as the listing does. */
 export function customFetched(e: Effective, pointers: Record<string, string> | null = null): Json {
-  const { action, active, name, schedule, slug, type, user_id, vendor } = common(e);
-  const shown = { action, active, connection: e.automation.connection?.type ?? "", file_configs: fileConfigs(e.raw), id: String(e.stored.id), name, schedule, slug, type, user_id, vendor };
+  const { action, active, name, schedule, slug, type, user_id, vendor, events } = common(e);
+  const shown = { action, active, connection: e.automation.connection?.type ?? "", ...(events ? { events } : {}), file_configs: fileConfigs(e.raw), id: String(e.stored.id), name, schedule, slug, type, user_id, vendor };
   return pointers === null ? shown : { ...shown, metadata: maskDeep(withPointers(e.automation.metadata, pointers)) };
 }
 
@@ -117,7 +118,8 @@ export function publishedShape(p: PublishedAutomation): Json {
     name: a.name,
     parameters,
     readme: p.readme,
-    schedule: a.schedule,
+    schedule: a.schedule ?? "",
+    ...(a.events ? { events: a.events } : {}),
     shared: true,
     shared_id: String(p.sharedId),
     slug: a.slug,

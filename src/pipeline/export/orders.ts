@@ -25,26 +25,56 @@ export interface OrderSelectOptions {
   search?: string | undefined;
   lineitem: boolean;
   signal?: AbortSignal | undefined;
+  /** An event run: only these orders (the events' `oid`s), within `search`; never the whole listing. */
+  only?: readonly string[] | undefined;
 }
 
 export async function* selectOrders(client: ServiceClient, options: OrderSelectOptions): AsyncGenerator<SelectedRow> {
   const seen = new Set<string>();
-  const pages = client.pageOrders({
-    ...(options.search ? { q: options.search } : {}),
-    lineitem: options.lineitem,
-    sort: "oid",
-    sortorder: "asc",
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  for await (const page of pages) {
-    for (const order of page) {
-      for (const row of orderRows(order, options.lineitem)) {
-        if (seen.has(row.key)) continue;
-        seen.add(row.key);
-        yield row;
+  const queries = options.only === undefined ? [options.search] : eventSearches(options.search, options.only);
+  for (const q of queries) {
+    const pages = client.pageOrders({
+      ...(q ? { q } : {}),
+      lineitem: options.lineitem,
+      sort: "oid",
+      sortorder: "asc",
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    for await (const page of pages) {
+      for (const order of page) {
+        for (const row of orderRows(order, options.lineitem)) {
+          if (seen.has(row.key)) continue;
+          seen.add(row.key);
+          yield row;
+        }
       }
     }
   }
+}
+
+/** Order ids per `GET /v3/orders` query of an event run: the URL stays a few kilobytes at most. */
+export const EVENT_ORDERS_PER_QUERY = 100;
+
+/** `oid:=12`, or quoted when the id is not a plain number, so an id can never add a term of its own. */
+function oidTerm(oid: string): string {
+  return /^\d+$/.test(oid) ? `oid:=${oid}` : `oid:="${oid.replace(/[\\"%]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * The searches of an event run: the file config's own `search` AND one of
+ * the events' orders (`(oid:=1 oid:=2 …)`, parentheses being OR), at most
+ * EVENT_ORDERS_PER_QUERY ids each. No order: no query at all, so an event
+ * run never falls back to reading every order.
+ */
+export function eventSearches(search: string | undefined, orders: readonly string[]): string[] {
+  const ids = [...new Set(orders.map((o) => o.trim()).filter((o) => o !== ""))];
+  const own = search?.trim() ?? "";
+  const out: string[] = [];
+  for (let i = 0; i < ids.length; i += EVENT_ORDERS_PER_QUERY) {
+    const terms = `(${ids.slice(i, i + EVENT_ORDERS_PER_QUERY).map(oidTerm).join(" ")})`;
+    out.push(own === "" ? terms : `${own} ${terms}`);
+  }
+  return out;
 }
 
 function text(value: unknown): string {

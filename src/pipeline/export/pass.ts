@@ -97,7 +97,8 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
 
   try {
     ctx.stage("select", counts.rows);
-    for await (const selected of select({ automation, config, client: ctx.client, reads: mapper.reads, identifier: mapper.identifier, ...(options.signal ? { signal: options.signal } : {}) })) {
+    const only = options.events ? { orders: options.events.orders } : {};
+    for await (const selected of select({ automation, config, client: ctx.client, reads: mapper.reads, identifier: mapper.identifier, ...only, ...(options.signal ? { signal: options.signal } : {}) })) {
       if (selected.kind === "problem") {
         await rowError(counts.rows + 1, selected.identifier, selected.message);
         continue;

@@ -2,7 +2,7 @@
  * Step 2 of an export run (runs.md): the service records that go out, as a
  * stream. Products come from one bulk export of only the fields the mapping
  * and the actions read; orders page by page through `GET /v3/orders`
- * (orders.ts); fitment is the products in scope, one row per vehicle
+ * (orders.ts; an event run asks only for the events' orders); fitment is the products in scope, one row per vehicle
  * entry of their `fitment` field (a JSON array of vehicle objects whose keys
  * become `fitment.<key>`: `fitment.year`, `fitment.make`, …).
  *
@@ -25,6 +25,8 @@ export interface SelectInput {
   reads: readonly string[];
   identifier: string;
   signal?: AbortSignal;
+  /** An event run of an order export: the events' orders, the only ones it reads. */
+  orders?: readonly string[];
 }
 
 /** The fields to ask the service for; an empty list asks for every field. */
@@ -42,7 +44,7 @@ export function wantsLineItems(config: FileConfig, reads: readonly string[]): bo
 }
 
 export function select(input: SelectInput): AsyncGenerator<Selected> {
-  if (input.automation.type === "orders") return selectOrders(input.client, { search: input.config.search, lineitem: wantsLineItems(input.config, input.reads), signal: input.signal });
+  if (input.automation.type === "orders") return selectOrders(input.client, { search: input.config.search, lineitem: wantsLineItems(input.config, input.reads), signal: input.signal, only: input.orders });
   return selectProducts(input);
 }
 
