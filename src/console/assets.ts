@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 const TYPES: Record<string, string> = {
   "console.css": "text/css; charset=utf-8",
   "console.js": "text/javascript; charset=utf-8",
+  "run-live.js": "text/javascript; charset=utf-8",
 };
 
 /**

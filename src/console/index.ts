@@ -2,11 +2,13 @@ import type { FastifyInstance } from "fastify";
 import { registerAssets } from "./assets.js";
 import { registerAutomationActions } from "./automation-actions.js";
 import { registerAutomationsPage } from "./automations-page.js";
-import type { ConsoleContext } from "./context.js";
+import { sessionOf, type ConsoleContext } from "./context.js";
 import { registerHealthPage } from "./health-page.js";
+import { page } from "./layout.js";
 import { registerLogsPage } from "./logs-page.js";
+import { registerRunPages } from "./run-routes.js";
 import { registerConsoleHeaders, registerFormBodies } from "./security.js";
-import { registerSessionRoutes, SessionStore } from "./session-routes.js";
+import { registerSessionRoutes, requireSession, SessionStore } from "./session-routes.js";
 
 export type { ConsoleContext, ConsoleSession } from "./context.js";
 export { sessionOf } from "./context.js";
@@ -30,4 +32,17 @@ export function registerConsole(app: FastifyInstance, ctx: ConsoleContext): void
   registerAutomationActions(app, ctx);
   registerLogsPage(app, ctx);
   registerHealthPage(app, ctx);
+  // The run page and plan viewer (run-views) in this frame: the session guard, the layout, run-live.js.
+  registerRunPages(
+    app,
+    {
+      store: ctx.store,
+      dataDir: ctx.settings.dataDir,
+      account: (request) => sessionOf(request).account,
+      csrf: (request) => sessionOf(request).csrf,
+      wrap: (request, title, body) => page({ title, account: sessionOf(request).account, csrf: sessionOf(request).csrf, active: "runs", body, script: true }),
+      liveScript: "/assets/run-live.js",
+    },
+    requireSession,
+  );
 }
