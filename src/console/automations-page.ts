@@ -53,12 +53,12 @@ function rowHtml(row: AutomationRow): Html {
   const events = row.events && row.events.length > 0 ? row.events.join(", ") : html`<span class="none">—</span>`;
   return html`<tr>
 <th scope="row"><a href="/automations/${row.kind}/${row.id}">${row.name}</a>${row.problem ? html`<br><span class="muted">${row.problem}</span>` : ""}</th>
-<td>${row.kind}</td>
-<td><span class="badge badge-${row.state}">${row.state}</span></td>
-<td>${schedule}</td>
-<td>${events}</td>
-<td>${lastRunCell(row)}</td>
-<td>${when(row.next, row.timezone)}</td>
+<td data-label="Kind">${row.kind}</td>
+<td data-label="State"><span class="badge badge-${row.state}">${row.state}</span></td>
+<td data-label="Schedule">${schedule}</td>
+<td data-label="Events">${events}</td>
+<td data-label="Last run">${lastRunCell(row)}</td>
+<td data-label="Next run">${when(row.next, row.timezone)}</td>
 </tr>`;
 }
 
@@ -79,7 +79,7 @@ export function registerAutomationsPage(app: FastifyInstance, ctx: ConsoleContex
     const table =
       shown.length === 0
         ? html`<p>${all.length === 0 ? "This account has no automations yet." : "No automation matches these filters."}</p>`
-        : html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="automations-caption"><table>
+        : html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="automations-caption"><table class="cards-on-phone">
 <caption id="automations-caption">${shown.length} of ${all.length} automations</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Schedule</th><th scope="col">Events</th><th scope="col">Last run</th><th scope="col">Next run</th></tr></thead>
 <tbody>${shown.map(rowHtml)}</tbody>

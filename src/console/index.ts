@@ -2,14 +2,13 @@ import type { FastifyInstance } from "fastify";
 import { registerAssets } from "./assets.js";
 import { registerAutomationActions } from "./automation-actions.js";
 import { registerAutomationsPage } from "./automations-page.js";
-import type { ConsoleContext } from "./context.js";
+import { sessionOf, type ConsoleContext } from "./context.js";
 import { registerHealthPage } from "./health-page.js";
 import { page } from "./layout.js";
 import { registerLogsPage } from "./logs-page.js";
 import { registerRunPages } from "./run-routes.js";
 import { registerConsoleHeaders, registerFormBodies } from "./security.js";
 import { registerSessionRoutes, requireSession, SessionStore } from "./session-routes.js";
-import { sessionOf } from "./context.js";
 import { automationName } from "../daemon/wiring.js";
 
 export type { ConsoleContext, ConsoleSession } from "./context.js";
@@ -34,6 +33,7 @@ export function registerConsole(app: FastifyInstance, ctx: ConsoleContext): void
   registerAutomationActions(app, ctx);
   registerLogsPage(app, ctx);
   registerHealthPage(app, ctx);
+  // The run page and plan viewer (run-views) in this frame: the session guard, the layout, run-live.js.
   registerRunPages(
     app,
     {
@@ -44,7 +44,7 @@ export function registerConsole(app: FastifyInstance, ctx: ConsoleContext): void
       csrf: (request) => sessionOf(request).csrf,
       wrap: (request, title, body) => {
         const { account, csrf } = sessionOf(request);
-        return page({ title, account, csrf, active: "automations", body });
+        return page({ title, account, csrf, active: "runs", body, script: true });
       },
       liveScript: "/assets/run-live.js",
     },

@@ -72,12 +72,15 @@ export function runChart(runs: readonly RunRecord[]): Html {
   const plotH = H - PAD.top - PAD.bottom;
   const maxRows = Math.max(1, ...ordered.map((r) => Math.max(r.counts?.rows ?? 0, changesOf(r.counts))));
   const maxMs = Math.max(1, ...ordered.map((r) => durationMs(r) ?? 0));
-  const slot = plotW / Math.max(ordered.length, 10);
+  const slots = Math.max(ordered.length, 10);
+  const slot = plotW / slots;
+  // Few runs stand at the right, next to "newest", rather than at the left under "older".
+  const first = slots - ordered.length;
   const y = (v: number, max: number): number => PAD.top + plotH - (v / max) * plotH;
   const bars: Html[] = [];
   const points: string[] = [];
   ordered.forEach((run, i) => {
-    const x = PAD.left + i * slot;
+    const x = PAD.left + (first + i) * slot;
     const look = lookOf(run.outcome);
     const { fill, stroke } = fillOf(look);
     const rows = run.counts?.rows ?? 0;

@@ -85,6 +85,7 @@ export function csrfMatches(request: FastifyRequest, expected: string): boolean 
 
 /** A refusal a person reads: what happened, why, and what to do. */
 export function refusalPage(reply: FastifyReply, status: number, title: string, why: string, next: { href: string; label: string } = { href: "/automations", label: "Back to the automations" }): FastifyReply {
-  const body = html`<h1>${title}</h1><p role="alert">${why}</p><p><a href="${next.href}">${next.label}</a></p>`;
+  const sentence = why.charAt(0).toUpperCase() + why.slice(1);
+  const body = html`<h1>${title}</h1><p role="alert">${sentence}</p><p><a href="${next.href}">${next.label}</a></p>`;
   return reply.code(status).type("text/html; charset=utf-8").send(barePage(title, body));
 }
