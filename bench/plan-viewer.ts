@@ -13,7 +13,8 @@
  * process, whose RSS is read from /proc. Measured: the first open (which builds the index), the
  * first page again, a middle page, the last page, a filtered page (field) and the next ones, a
  * filter by identifier prefix and its next page. Target: each page under 1 s, the daemon's RSS
- * under 300 MB; exit code 1 on a miss.
+ * under 300 MB. Then Chromium pages through the console's plan viewer (plan-viewer-browser.ts):
+ * each page under 1 s from click to load, the renderer under 200 MB. Exit code 1 on a miss.
  *
  *   npm run bench:plan-viewer [-- records [--creates]]
  */
@@ -30,6 +31,7 @@ import { csvCell } from "../src/pipeline/output/csv-cell.js";
 import { emptyCounts } from "../src/state/index.js";
 import { localDebugFolder } from "../src/state/debug-files.js";
 import { SqliteStore } from "../src/state/sqlite.js";
+import { browsePlan } from "./plan-viewer-browser.js";
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const USER = "bench";
@@ -38,6 +40,7 @@ const RUN = "r20261121T030000-bench1";
 const FIELDS = ["sku", "title", "description", "brand", "price", "stock", "weight", "ean", "category", "color", "size", "material"];
 const TARGET_MS = 1000;
 const TARGET_RSS_MB = 300;
+const TARGET_BROWSER_MB = 200;
 
 function value(field: string, r: number, shift: number): string {
   switch (field) {
@@ -172,12 +175,17 @@ async function main(): Promise<void> {
     await get("filtered: action=end", "?action=end");
     await get("filtered: identifier=SKU-99*", "?identifier=SKU-99*");
     await get("filtered: identifier, next", "?identifier=SKU-99*&page=2");
+    const browsed = await browsePlan(url, USER, TOKEN, RUN, pages, (b) =>
+      console.log(`${b.name.padEnd(28)} ${b.ms.toFixed(0).padStart(6)} ms  renderer RSS ${b.rendererMb.toFixed(0)} MB, JS heap ${b.heapMb.toFixed(1)} MB`),
+    );
     const mem = await rssMb(pid);
     const paged = measured.slice(1);
     const worst = Math.max(...paged.map((m) => m.ms));
     const checks = {
       index: { value: open.ms, target: "reported (the first open scans the whole file once)", ok: true },
       page: { value: worst, target: `< ${TARGET_MS} ms (every page after the first open)`, ok: worst < TARGET_MS },
+      browserPage: { value: Math.max(...browsed.map((b) => b.ms)), target: `< ${TARGET_MS} ms (each page in Chromium, click to load)`, ok: browsed.every((b) => b.ms < TARGET_MS) },
+      browserMemory: { value: Math.max(...browsed.map((b) => b.rendererMb)), target: `< ${TARGET_BROWSER_MB} MB (the browser's renderer processes)`, ok: browsed.every((b) => b.rendererMb < TARGET_BROWSER_MB) },
       rss: { value: mem.peak, target: `< ${TARGET_RSS_MB} MB (daemon's peak RSS)`, ok: mem.peak < TARGET_RSS_MB },
     };
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${c.value.toFixed(0)} (target ${c.target})`);

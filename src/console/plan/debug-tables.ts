@@ -14,7 +14,7 @@ import { badRequest } from "../../http/envelopes.js";
 import type { StateStore, StoredDebugFile } from "../../state/index.js";
 import { parseFields, scanRecords } from "./csv-scan.js";
 import { Lru } from "./lru.js";
-import { buildIndex, countMatching, INDEX_EVERY, indexFile, loadIndex, saveIndex, type TableIndex } from "./table-index.js";
+import { buildIndex, checkpointBefore, countMatching, INDEX_EVERY, indexFile, loadIndex, saveIndex, type TableIndex } from "./table-index.js";
 import { errorRow, hasFilter, planMatcher, planRow, type ErrorRow, type PlanFilter, type PlanRow, type TableName } from "./tables.js";
 
 export const PAGE_ROWS = 100;
@@ -43,11 +43,15 @@ export interface PlanPage extends TablePage<PlanRow> {
 interface Start {
   offset: number;
   record: number;
+  /** Matching lines before this one. */
+  matched: number;
 }
 
 interface Cursor {
   starts: Map<number, Start>;
   total: number | null;
+  /** A filter by action and field only: the index's checkpoints say where any page starts. */
+  seek?: (first: number) => Start;
 }
 
 export interface DebugTablesOptions {
@@ -84,9 +88,12 @@ export class DebugTables {
     const key = `${runId}/plan.csv/${index.size}/${JSON.stringify([filter.action ?? "", filter.field ?? "", filter.identifier ?? ""])}`;
     let cursor = this.cursors.get(key);
     if (!cursor) {
-      cursor = { starts: new Map([[1, { offset: index.offsets[0] ?? index.size, record: 0 }]]), total: null };
-      // Without an identifier the counts know the total: no scan to the end is needed for "page N of M".
-      if (!filter.identifier) cursor.total = countMatching(index, filter.action, filter.field);
+      cursor = { starts: new Map([[1, { offset: index.offsets[0] ?? index.size, record: 0, matched: 0 }]]), total: null };
+      // Without an identifier the counts know the total, and the checkpoints where any page begins: no scan to it.
+      if (!filter.identifier) {
+        cursor.total = countMatching(index, filter.action, filter.field);
+        cursor.seek = (first) => checkpointBefore(index, filter.action, filter.field, first);
+      }
       this.cursors.set(key, cursor);
     }
     if (cursor.total !== null) this.checkPage(page, cursor.total);
@@ -168,8 +175,10 @@ export class DebugTables {
   private async scanFiltered(file: StoredDebugFile, index: TableIndex, cursor: Cursor, matches: (v: readonly string[]) => boolean, page: number): Promise<{ rows: PlanRow[]; more: boolean }> {
     let from = 1;
     for (const known of cursor.starts.keys()) if (known <= page && known > from) from = known;
-    const start = cursor.starts.get(from) ?? { offset: index.size, record: 0 };
-    let matched = (from - 1) * this.pageRows;
+    let start = cursor.starts.get(from) ?? { offset: index.size, record: 0, matched: 0 };
+    const checkpoint = cursor.seek?.((page - 1) * this.pageRows);
+    if (checkpoint && checkpoint.matched > start.matched) start = checkpoint;
+    let matched = start.matched;
     let record = start.record;
     const rows: PlanRow[] = [];
     let more = false;
@@ -178,7 +187,7 @@ export class DebugTables {
       const head = parseFields(buf, s, e, 4);
       if (!matches(head)) return true;
       const at = Math.floor(matched / this.pageRows) + 1;
-      if (matched % this.pageRows === 0 && cursor.starts.size < STARTS_PER_FILTER) cursor.starts.set(at, { offset, record: line });
+      if (matched % this.pageRows === 0 && cursor.starts.size < STARTS_PER_FILTER) cursor.starts.set(at, { offset, record: line, matched });
       matched++;
       if (at > page) {
         more = true;

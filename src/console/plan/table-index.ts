@@ -18,7 +18,7 @@ import type { StoredDebugFile } from "../../state/index.js";
 import { parseFields, scanRecords } from "./csv-scan.js";
 import { actionLabel, columnsOf, type TableName } from "./tables.js";
 
-export const INDEX_VERSION = 1;
+export const INDEX_VERSION = 2;
 
 const counted = z.array(z.tuple([z.string(), z.number().int().nonnegative()]));
 
@@ -37,6 +37,12 @@ const indexSchema = z.object({
   fields: counted,
   /** [action, field, count]. */
   pairs: z.array(z.tuple([z.string(), z.string(), z.number().int().nonnegative()])),
+  /**
+   * before[k][j]: lines of pair j (in `pairs` order) before record k × every (a
+   * shorter list: the pairs past its end had none yet). A filter by action or
+   * field then seeks to the checkpoint before any page instead of scanning to it.
+   */
+  before: z.array(z.array(z.number().int().nonnegative())),
 });
 
 export type TableIndex = z.infer<typeof indexSchema>;
@@ -75,7 +81,10 @@ export async function buildIndex(file: StoredDebugFile, name: TableName, every =
   const offsets: number[] = [];
   const actions = new Map<string, number>();
   const fields = new Map<string, number>();
-  const pairs = new Map<string, Map<string, number>>();
+  const pairIds = new Map<string, number>();
+  const pairList: Array<[string, string]> = [];
+  const running: number[] = [];
+  const before: number[][] = [];
   const plan = name === "plan.csv";
   let header: string[] | null = null;
   let records = 0;
@@ -86,7 +95,10 @@ export async function buildIndex(file: StoredDebugFile, name: TableName, every =
       header = parseFields(buf, from, stop);
       return header.join(",") === expected.join(",");
     }
-    if (records % every === 0) offsets.push(offset);
+    if (records % every === 0) {
+      offsets.push(offset);
+      if (plan) before.push(running.slice());
+    }
     records++;
     if (!plan) return true;
     const v = parseFields(buf, start, stop, 4);
@@ -94,9 +106,14 @@ export async function buildIndex(file: StoredDebugFile, name: TableName, every =
     const field = v[3] ?? "";
     actions.set(action, (actions.get(action) ?? 0) + 1);
     fields.set(field, (fields.get(field) ?? 0) + 1);
-    let byField = pairs.get(action);
-    if (!byField) pairs.set(action, (byField = new Map()));
-    byField.set(field, (byField.get(field) ?? 0) + 1);
+    const pairKey = `${action}\u0000${field}`;
+    let id = pairIds.get(pairKey);
+    if (id === undefined) {
+      id = pairList.push([action, field]) - 1;
+      pairIds.set(pairKey, id);
+      running.push(0);
+    }
+    running[id] = (running[id] ?? 0) + 1;
     return true;
   });
   const found: string[] | null = header;
@@ -113,7 +130,8 @@ export async function buildIndex(file: StoredDebugFile, name: TableName, every =
     cutBytes: end.cutBytes,
     actions: [...actions],
     fields: [...fields],
-    pairs: [...pairs].flatMap(([a, byField]) => [...byField].map(([f, n]): [string, string, number] => [a, f, n])),
+    pairs: pairList.map(([a, f], j): [string, string, number] => [a, f, running[j] ?? 0]),
+    before,
   };
 }
 
@@ -122,4 +140,21 @@ export function countMatching(index: TableIndex, action: string | undefined, fie
   let total = 0;
   for (const [a, f, n] of index.pairs) if ((!action || a === action) && (!field || f === field)) total += n;
   return total;
+}
+
+/**
+ * The last checkpoint at or before the `first`-th matching line (0-based) of
+ * a filter by action and field: where to start reading, and how many lines
+ * matched before it.
+ */
+export function checkpointBefore(index: TableIndex, action: string | undefined, field: string | undefined, first: number): { offset: number; record: number; matched: number } {
+  const wanted = index.pairs.flatMap(([a, f], j) => ((!action || a === action) && (!field || f === field) ? [j] : []));
+  let best = { offset: index.offsets[0] ?? index.size, record: 0, matched: 0 };
+  for (let k = 0; k < index.before.length; k++) {
+    const counts = index.before[k] ?? [];
+    const matched = wanted.reduce((sum, j) => sum + (counts[j] ?? 0), 0);
+    if (matched > first) break;
+    best = { offset: index.offsets[k] ?? index.size, record: k * index.every, matched };
+  }
+  return best;
 }

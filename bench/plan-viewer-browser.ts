@@ -1,0 +1,71 @@
+/**
+ * The browser half of `bench:plan-viewer`: Debian's Chromium, headless, signs
+ * in to the console and pages through the plan viewer as a user does (next
+ * page links, a jump by address, a filter), timing each page from the click to
+ * its load, and reading the memory of the browser's renderer processes from
+ * /proc (every process of this browser's profile with `--type=renderer`).
+ */
+import { readdir, readFile } from "node:fs/promises";
+import type { Page } from "playwright-core";
+import { launchBrowser, newAccountContext, signIn } from "../test/console/browser.js";
+
+export interface BrowserPage {
+  name: string;
+  ms: number;
+  rendererMb: number;
+  heapMb: number;
+}
+
+async function rendererRssMb(): Promise<number> {
+  let total = 0;
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmdline.includes("--type=renderer") || !cmdline.includes("playwright")) continue;
+      const status = await readFile(`/proc/${pid}/status`, "utf8");
+      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return total;
+}
+
+async function heapMb(page: Page): Promise<number> {
+  const session = await page.context().newCDPSession(page);
+  await session.send("Performance.enable");
+  const { metrics } = await session.send("Performance.getMetrics");
+  await session.detach();
+  return (metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0) / 1e6;
+}
+
+export async function browsePlan(base: string, user: string, token: string, runId: string, pages: number, log: (p: BrowserPage) => void): Promise<BrowserPage[]> {
+  const browser = await launchBrowser();
+  const out: BrowserPage[] = [];
+  try {
+    const context = await newAccountContext(browser);
+    const page = await context.newPage();
+    await signIn(page, base, user, token);
+    const measure = async (name: string, go: () => Promise<unknown>): Promise<void> => {
+      const t0 = performance.now();
+      await go();
+      await page.waitForLoadState("load");
+      const ms = performance.now() - t0;
+      const entry = { name, ms, rendererMb: await rendererRssMb(), heapMb: await heapMb(page) };
+      out.push(entry);
+      log(entry);
+    };
+    const plan = `${base}/runs/${runId}/plan`;
+    await measure("browser: first page", () => page.goto(plan));
+    for (let i = 2; i <= 5; i++) await measure(`browser: next (${i})`, () => Promise.all([page.waitForURL(/page=/), page.getByRole("link", { name: /^next/i }).first().click()]));
+    await measure("browser: last page", () => Promise.all([page.waitForURL(/page=/), page.getByRole("link", { name: /^last/i }).first().click()]));
+    const middle = Math.ceil(pages / 2);
+    await measure(`browser: page ${middle.toLocaleString("en")}`, () => page.goto(`${plan}?page=${middle}`));
+    await measure("browser: filter field=stock", () => page.goto(`${plan}?field=stock`));
+    await measure("browser: filter, next", () => Promise.all([page.waitForURL(/page=2/), page.getByRole("link", { name: /^next/i }).first().click()]));
+  } finally {
+    await browser.close();
+  }
+  return out;
+}
