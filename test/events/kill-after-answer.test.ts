@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { signature } from "../../src/embedded/webhook-dispatch.js";
 import { startPartnerApi, type PartnerApi } from "../../samples/partner-api.js";
+import { read, spawnEventsDaemon, until, type EventsDaemon } from "./fixtures/events-process.js";
 import { newOrder, PARTNER_SECRET } from "./fixtures/order-created.js";
 
 /**
@@ -15,55 +13,20 @@ import { newOrder, PARTNER_SECRET } from "./fixtures/order-created.js";
  * 30 s window); restarted on the same data folder, it delivers the order to
  * the partner exactly once, and a repeat of that webhook is a duplicate.
  */
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
+const spawned: EventsDaemon[] = [];
 let api: PartnerApi | undefined;
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const d of spawned) if (d.proc.exitCode === null && d.proc.signalCode === null) d.proc.kill("SIGKILL");
   await api?.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Up {
-  url: string;
-  service: string;
-  headers: Record<string, string>;
-}
-
-function spawnDaemon(dir: string, env: Record<string, string>): { proc: ChildProcess; exited: Promise<unknown>; up: Promise<Up> } {
-  const proc = spawn(process.execPath, ["--import", "tsx", "test/events/fixtures/events-child.ts"], { cwd: ROOT, env: { ...process.env, DAEMON_DIR: dir, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  children.push(proc);
-  const exited = new Promise((resolve) => proc.on("exit", resolve));
-  const up = new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout ?? process.stdin }).once("line", resolve);
-    void exited.then(() => reject(new Error("the daemon exited before it was up")));
-  }).then((line) => JSON.parse(line) as Up);
-  return { proc, exited, up };
-}
-
-async function until<T>(what: string, probe: () => T | null | Promise<T | null>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const value = await probe();
-    if (value !== null) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-}
-
-/** A read of a SQLite file another process writes; opened per probe so a killed writer leaves no handle behind. */
-function read<T>(file: string, sql: string): T[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all() as T[];
-  } catch {
-    // The file exists but its tables do not yet.
-    return [];
-  } finally {
-    db.close();
-  }
+function spawnDaemon(dir: string, env: Record<string, string>): EventsDaemon {
+  const d = spawnEventsDaemon(dir, env);
+  spawned.push(d);
+  return d;
 }
 
 describe("kill -9 right after the daemon answered the webhook", () => {
