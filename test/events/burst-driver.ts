@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startPartnerApi } from "../../samples/partner-api.js";
 import { newOrder, PARTNER_SECRET } from "./fixtures/order-created.js";
-import { read, spawnEventsDaemon, until } from "./fixtures/events-process.js";
+import { freePort, read, spawnEventsDaemon, spawnServiceProcess, until } from "./fixtures/events-process.js";
 
 export interface BurstOptions {
   orders: number;
@@ -12,6 +12,8 @@ export interface BurstOptions {
   window: string;
   /** How long after the last order the partner may still receive. */
   settleMs: number;
+  /** The service in a process of its own (as a remote service is) instead of embedded in the daemon's. */
+  serviceProcess?: boolean;
 }
 
 export interface BurstResult {
@@ -45,7 +47,9 @@ export interface BurstResult {
 export async function runBurst(o: BurstOptions): Promise<BurstResult> {
   const api = await startPartnerApi({ port: 0, clientSecret: PARTNER_SECRET });
   const dir = mkdtempSync(path.join(tmpdir(), "conveyor-events-burst-"));
-  const daemon = spawnEventsDaemon(dir, { PARTNER_URL: api.url, EVENT_WINDOW: o.window });
+  const service = o.serviceProcess ? await spawnServiceProcess(dir) : null;
+  const remote: Record<string, string> = service ? { SERVICE_URL: service.url, SERVICE_USER: service.apiUser, SERVICE_TOKEN: service.apiToken, DAEMON_PORT: String(await freePort()) } : {};
+  const daemon = spawnEventsDaemon(dir, { PARTNER_URL: api.url, EVENT_WINDOW: o.window, ...remote });
   try {
     const up = await daemon.up;
     const received = new Map<string, number[]>();
@@ -104,6 +108,7 @@ export async function runBurst(o: BurstOptions): Promise<BurstResult> {
   } finally {
     daemon.proc.kill("SIGTERM");
     await daemon.exited;
+    service?.proc.kill("SIGTERM");
     await api.close();
     rmSync(dir, { recursive: true, force: true });
   }
