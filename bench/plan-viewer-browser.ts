@@ -3,7 +3,8 @@
  * in to the console and pages through the plan viewer as a user does (next
  * page links, a jump by address, a filter), timing each page from the click to
  * its load, and reading the memory of the browser's renderer processes from
- * /proc (every process of this browser's profile with `--type=renderer`).
+ * /proc: their proportional set size (PSS), so the libraries every Chromium
+ * process maps are counted once, not once per process as RSS counts them.
  */
 import { readdir, readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
@@ -12,19 +13,19 @@ import { launchBrowser, newAccountContext, signIn } from "../test/console/browse
 export interface BrowserPage {
   name: string;
   ms: number;
-  rendererMb: number;
+  rendererPssMb: number;
   heapMb: number;
 }
 
-async function rendererRssMb(): Promise<number> {
+async function rendererPssMb(): Promise<number> {
   let total = 0;
   for (const pid of await readdir("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
       if (!cmdline.includes("--type=renderer") || !cmdline.includes("playwright")) continue;
-      const status = await readFile(`/proc/${pid}/status`, "utf8");
-      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8");
+      total += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
     } catch {
       // The process ended while we looked.
     }
@@ -52,7 +53,7 @@ export async function browsePlan(base: string, user: string, token: string, runI
       await go();
       await page.waitForLoadState("load");
       const ms = performance.now() - t0;
-      const entry = { name, ms, rendererMb: await rendererRssMb(), heapMb: await heapMb(page) };
+      const entry = { name, ms, rendererPssMb: await rendererPssMb(), heapMb: await heapMb(page) };
       out.push(entry);
       log(entry);
     };
