@@ -49,8 +49,6 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE runs ADD COLUMN progress TEXT;`,
 ];
 
-const CHUNK = 500;
-
 interface RunRow {
   body: string;
   progress?: string | null;
@@ -68,7 +66,7 @@ function runFromRow(row: RunRow): RunRecord {
 export class SqliteStore implements StateStore {
   private readonly db: Database.Database;
   private readonly debugFiles: FolderDebugFiles;
-  private readonly lookups = new Map<number, Database.Statement>();
+  private snapshotLookup: Database.Statement | undefined;
   private readonly locks: SqliteLocks;
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
@@ -210,22 +208,13 @@ export class SqliteStore implements StateStore {
 
   async snapshotText(key: string, identifiers: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    for (let i = 0; i < identifiers.length; i += CHUNK) {
-      const chunk = identifiers.slice(i, i + CHUNK);
-      const rows = this.snapshotLookup(chunk.length).all(key, ...chunk) as { identifier: string; v: string }[];
-      for (const row of rows) out.set(row.identifier, row.v);
-    }
+    if (identifiers.length === 0) return out;
+    // The identifiers go as one JSON parameter: binding one parameter each cost a diff run more than the lookups.
+    // CROSS JOIN keeps SQLite from scanning the key's whole snapshot once per page.
+    this.snapshotLookup ??= this.db.prepare(`SELECT s.identifier, s."values" AS v FROM json_each(?) AS j CROSS JOIN snapshots AS s ON s.key = ? AND s.identifier = j.value`);
+    const rows = this.snapshotLookup.all(JSON.stringify(identifiers), key) as { identifier: string; v: string }[];
+    for (const row of rows) out.set(row.identifier, row.v);
     return out;
-  }
-
-  /** Prepared once per list length: a diff run looks up a million identifiers, a full chunk at a time. */
-  private snapshotLookup(size: number): Database.Statement {
-    let statement = this.lookups.get(size);
-    if (!statement) {
-      statement = this.db.prepare(`SELECT identifier, "values" AS v FROM snapshots WHERE key = ? AND identifier IN (${new Array(size).fill("?").join(",")})`);
-      if (this.lookups.size < 64) this.lookups.set(size, statement);
-    }
-    return statement;
   }
 
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {

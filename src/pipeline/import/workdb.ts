@@ -51,6 +51,7 @@ export class WorkDb {
   private readonly insertScope: Database.Statement;
   private readonly insertScopeRows: Database.Statement;
   private readonly findScope: Database.Statement;
+  private readonly markScopes: Database.Statement;
   private readonly markScope: Database.Statement;
   private readonly insertCommit: Database.Statement;
   private readonly insertDeferred: Database.Statement;
@@ -73,7 +74,8 @@ export class WorkDb {
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
     this.insertScopeRows = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES ${new Array(SCOPE_ROWS).fill("(?, ?)").join(", ")}`);
-    this.findScope = this.db.prepare(`SELECT "values" AS v FROM scope WHERE identifier = ?`).pluck();
+    this.findScope = this.db.prepare(`SELECT s.identifier, s."values" AS v FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value`);
+    this.markScopes = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier IN (SELECT value FROM json_each(?))");
     this.markScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier = ?");
     this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values") VALUES (?, ?)`);
     this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
@@ -153,13 +155,14 @@ export class WorkDb {
    */
   scopeLookup(identifiers: readonly string[], mark: boolean): Map<string, Record<string, string>> {
     const found = new Map<string, Record<string, string>>();
+    if (identifiers.length === 0) return found;
+    // One statement a page, its identifiers one JSON parameter: a statement per identifier, or one bound
+    // parameter each, spent most of a diff run's plan on the calls rather than on SQLite's lookups.
+    const list = JSON.stringify(identifiers);
     this.db.transaction(() => {
-      for (const id of identifiers) {
-        const v = this.findScope.get(id) as string | undefined;
-        if (v === undefined) continue;
-        found.set(id, JSON.parse(v) as Record<string, string>);
-        if (mark) this.markScope.run(id);
-      }
+      const rows = this.findScope.all(list) as Array<{ identifier: string; v: string }>;
+      for (const row of rows) found.set(row.identifier, JSON.parse(row.v) as Record<string, string>);
+      if (mark && rows.length) this.markScopes.run(list);
     })();
     return found;
   }
