@@ -24,6 +24,8 @@ export interface RenderedFile {
 /** One record on its way to the file: the row the writers take, and what a template sees as `data`. */
 export interface RenderItem {
   record: Record<string, string>;
+  /** The record's values in column order, for writers that take rows (CSV, TSV). */
+  values?: readonly string[];
   data: Record<string, unknown>;
 }
 
@@ -103,6 +105,11 @@ export class ExportRenderer implements PassRenderer {
   }
 
   async writeBatch(items: readonly RenderItem[]): Promise<null> {
+    if (this.writer.writeRows) {
+      this.rows += items.length;
+      await this.writer.writeRows(items.map((item) => item.values ?? this.columns.map((c) => item.record[c] ?? "")));
+      return null;
+    }
     for (const item of items) await this.write(item.record);
     return null;
   }
