@@ -105,6 +105,7 @@ export class ExportRunner {
 
   private async run(job: ExportJob, matches: Matcher): Promise<void> {
     const { db } = this.ctx;
+    const started = performance.now();
     db.prepare("UPDATE exports SET status = 'running' WHERE bulk_file = ?").run(job.bulk_file);
     const requested = job.fields.split(",").map((f) => f.trim()).filter(Boolean);
     const identifier = job.type === "items" ? "guid" : "oid";
@@ -127,6 +128,8 @@ export class ExportRunner {
       await closed;
     }
     db.prepare("UPDATE exports SET status = 'complete', rows = ? WHERE bulk_file = ?").run(rows, job.bulk_file);
+    // The job's own time, apart from the worker's read of its file (bench:export reports the two apart).
+    this.ctx.logger.info({ bulkFile: job.bulk_file, rows, ms: Math.round(performance.now() - started) }, "export complete");
   }
 
   /** The export's CSV lines, a page of the store at a time. */
