@@ -24,6 +24,8 @@ import type { LogWriter } from "../logs.js";
  */
 const BATCH = 1000;
 
+const NO_RECORD: Record<string, string> = Object.freeze({});
+
 export interface PassResult {
   /** False when nothing was delivered (or would be, in debug) because there was nothing to export. */
   output: boolean;
@@ -72,11 +74,13 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
   let pending: Pending[] = [];
   const flush = async (): Promise<void> => {
     const changes = await snapshot.classify(pending);
+    // A record per row only for whoever reads one: a CSV file alone is written from the values.
+    const records = !renderer.takesValues || spool !== null || ctx.debug.wantsRecords;
     const out: { row: Pending; record: Record<string, string> }[] = [];
     for (const [i, row] of pending.entries()) {
       const change = changes[i] ?? "create";
       counts[change]++;
-      if (change !== "unchanged") out.push({ row, record: renderer.recordOf(row.values) });
+      if (change !== "unchanged") out.push({ row, record: records ? renderer.recordOf(row.values) : NO_RECORD });
     }
     // A template sees the mapped record and, for orders, the order's own structure beside it.
     const bodies = await renderer.writeBatch(out.map(({ row, record }) => ({ record, values: row.values, data: row.nested ? { ...record, ...row.nested } : record })));

@@ -32,6 +32,8 @@ export interface RenderItem {
 /** What the pass writes through: the built-in writers or a template (render-template.ts). */
 export interface PassRenderer {
   readonly name: string;
+  /** True when `writeBatch` writes from `values` alone, so the pass need not build a record per row. */
+  readonly takesValues: boolean;
   recordOf(values: readonly string[]): Record<string, string>;
   /** Writes the records; a per-record template also returns each one's render. */
   writeBatch(items: readonly RenderItem[]): Promise<string[] | null>;
@@ -76,6 +78,10 @@ export class ExportRenderer implements PassRenderer {
     readonly format: WriteFormat,
     readonly localPath: string,
   ) {}
+
+  get takesValues(): boolean {
+    return this.writer.writeRows !== undefined;
+  }
 
   /** Opens `<dir>/<base name of name>` for writing; the header is written at once. */
   static async open(dir: string, name: string, config: FileConfig, columns: readonly string[]): Promise<ExportRenderer> {
