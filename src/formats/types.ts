@@ -69,5 +69,7 @@ export interface WriteOptions {
 
 export interface RecordWriter {
   write(record: Record<string, string>): Promise<void>;
+  /** Rows as values in column order, when the writer can take a batch at once (CSV, TSV). */
+  writeRows?(rows: readonly (readonly string[])[]): Promise<void>;
   close(): Promise<{ rows: number; bytes: number }>;
 }

@@ -2,7 +2,8 @@ import { ConveyorError } from "../errors.js";
 import { csvRecordPages, csvRecords } from "./csv.js";
 import type { ServiceCaller } from "./http.js";
 import { asRecord, v1Failure } from "./response.js";
-import { pollUntil, type WaitOptions } from "./bulk.js";
+import type { WaitOptions } from "./bulk.js";
+import { sleep } from "../retry.js";
 
 export interface ExportRequest {
   type: "items" | "orders";
@@ -59,14 +60,20 @@ export async function exportStatus(caller: ServiceCaller, bulkFile: string, sign
 /**
  * An export of a small scope is ready a few milliseconds after it was asked
  * for: its first poll comes after 50 ms, not after the 250 ms that suit a bulk
- * job, which cost a run that much for nothing. A run asks for one export, so
- * the few more polls of a long one weigh nothing on the read budget.
+ * job. The pause then grows by half, but never past a tenth of the time
+ * waited so far (and at least 250 ms): the bulk jobs' 5 s cap noticed a
+ * four-second export up to two seconds late, half again the job's own time.
+ * A run asks for one export, so the few more polls weigh nothing on the read
+ * budget.
  */
 const EXPORT_FIRST_POLL_MS = 50;
+const EXPORT_POLL_FLOOR_MS = 250;
 
 /** Polls an export until its CSV is ready and returns the presigned URL. */
 export async function waitExport(caller: ServiceCaller, bulkFile: string, options: WaitOptions = {}): Promise<string> {
-  return pollUntil(async () => {
+  const started = performance.now();
+  let delay = options.pollMs ?? EXPORT_FIRST_POLL_MS;
+  for (;;) {
     const status = await exportStatus(caller, bulkFile, options.signal);
     if (DONE.has(status.status) && status.url) return status.url;
     if (FAILED.has(status.status)) {
@@ -75,8 +82,10 @@ export async function waitExport(caller: ServiceCaller, bulkFile: string, option
         hint: "Check the export's search expression and field names, then run again.",
       });
     }
-    return undefined;
-  }, { pollMs: EXPORT_FIRST_POLL_MS, ...options });
+    await sleep(delay, options.signal);
+    const cap = Math.min(options.maxPollMs ?? Infinity, Math.max(EXPORT_POLL_FLOOR_MS, (performance.now() - started) / 10));
+    delay = Math.min(cap, Math.round(delay * 1.5));
+  }
 }
 
 /** The records of an export CSV, keyed by its header; every value stays text. */

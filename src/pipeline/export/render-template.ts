@@ -33,6 +33,7 @@ export interface TemplateContext {
 }
 
 export class TemplateRenderer implements PassRenderer {
+  readonly takesValues = false;
   private rows = 0;
   private bytes = 0;
   private started = false;

@@ -24,12 +24,16 @@ export interface RenderedFile {
 /** One record on its way to the file: the row the writers take, and what a template sees as `data`. */
 export interface RenderItem {
   record: Record<string, string>;
+  /** The record's values in column order, for writers that take rows (CSV, TSV). */
+  values?: readonly string[];
   data: Record<string, unknown>;
 }
 
 /** What the pass writes through: the built-in writers or a template (render-template.ts). */
 export interface PassRenderer {
   readonly name: string;
+  /** True when `writeBatch` writes from `values` alone, so the pass need not build a record per row. */
+  readonly takesValues: boolean;
   recordOf(values: readonly string[]): Record<string, string>;
   /** Writes the records; a per-record template also returns each one's render. */
   writeBatch(items: readonly RenderItem[]): Promise<string[] | null>;
@@ -75,6 +79,10 @@ export class ExportRenderer implements PassRenderer {
     readonly localPath: string,
   ) {}
 
+  get takesValues(): boolean {
+    return this.writer.writeRows !== undefined;
+  }
+
   /** Opens `<dir>/<base name of name>` for writing; the header is written at once. */
   static async open(dir: string, name: string, config: FileConfig, columns: readonly string[]): Promise<ExportRenderer> {
     const format = exportFormat(config, name);
@@ -103,6 +111,11 @@ export class ExportRenderer implements PassRenderer {
   }
 
   async writeBatch(items: readonly RenderItem[]): Promise<null> {
+    if (this.writer.writeRows) {
+      this.rows += items.length;
+      await this.writer.writeRows(items.map((item) => item.values ?? this.columns.map((c) => item.record[c] ?? "")));
+      return null;
+    }
     for (const item of items) await this.write(item.record);
     return null;
   }
