@@ -13,24 +13,32 @@ import { launchBrowser, newAccountContext, signIn } from "../test/console/browse
 export interface BrowserPage {
   name: string;
   ms: number;
+  /** The largest renderer: the one showing the page (the others are Chromium's spare and utility renderers). */
+  pagePssMb: number;
   rendererPssMb: number;
+  renderers: number;
   heapMb: number;
 }
 
-async function rendererPssMb(): Promise<number> {
+async function rendererPss(): Promise<{ mb: number; count: number; largest: number }> {
   let total = 0;
+  let count = 0;
+  let largest = 0;
   for (const pid of await readdir("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
       if (!cmdline.includes("--type=renderer") || !cmdline.includes("playwright")) continue;
       const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8");
-      total += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
+      const mb = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
+      total += mb;
+      largest = Math.max(largest, mb);
+      count++;
     } catch {
       // The process ended while we looked.
     }
   }
-  return total;
+  return { mb: total, count, largest };
 }
 
 async function heapMb(page: Page): Promise<number> {
@@ -53,7 +61,8 @@ export async function browsePlan(base: string, user: string, token: string, runI
       await go();
       await page.waitForLoadState("load");
       const ms = performance.now() - t0;
-      const entry = { name, ms, rendererPssMb: await rendererPssMb(), heapMb: await heapMb(page) };
+      const renderers = await rendererPss();
+      const entry = { name, ms, pagePssMb: renderers.largest, rendererPssMb: renderers.mb, renderers: renderers.count, heapMb: await heapMb(page) };
       out.push(entry);
       log(entry);
     };

@@ -14,7 +14,8 @@
  * first page again, a middle page, the last page, a filtered page (field) and the next ones, a
  * filter by identifier prefix and its next page. Target: each page under 1 s, the daemon's RSS
  * under 300 MB. Then Chromium pages through the console's plan viewer (plan-viewer-browser.ts):
- * each page under 1 s from click to load, the renderer under 200 MB. Exit code 1 on a miss.
+ * each page under 1 s from click to load, the PSS of the renderer showing it under 200 MB (all
+ * renderers' total printed beside it). Exit code 1 on a miss.
  *
  *   npm run bench:plan-viewer [-- records [--creates]]
  */
@@ -176,7 +177,7 @@ async function main(): Promise<void> {
     await get("filtered: identifier=SKU-99*", "?identifier=SKU-99*");
     await get("filtered: identifier, next", "?identifier=SKU-99*&page=2");
     const browsed = await browsePlan(url, USER, TOKEN, RUN, pages, (b) =>
-      console.log(`${b.name.padEnd(28)} ${b.ms.toFixed(0).padStart(6)} ms  renderer PSS ${b.rendererPssMb.toFixed(0)} MB, JS heap ${b.heapMb.toFixed(1)} MB`),
+      console.log(`${b.name.padEnd(28)} ${b.ms.toFixed(0).padStart(6)} ms  page's renderer PSS ${b.pagePssMb.toFixed(0)} MB (all ${b.renderers} renderers ${b.rendererPssMb.toFixed(0)} MB), JS heap ${b.heapMb.toFixed(1)} MB`),
     );
     const mem = await rssMb(pid);
     const paged = measured.slice(1);
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
       index: { value: open.ms, target: "reported (the first open scans the whole file once)", ok: true },
       page: { value: worst, target: `< ${TARGET_MS} ms (every page after the first open)`, ok: worst < TARGET_MS },
       browserPage: { value: Math.max(...browsed.map((b) => b.ms)), target: `< ${TARGET_MS} ms (each page in Chromium, click to load)`, ok: browsed.every((b) => b.ms < TARGET_MS) },
-      browserMemory: { value: Math.max(...browsed.map((b) => b.rendererPssMb)), target: `< ${TARGET_BROWSER_MB} MB (PSS of the browser's renderer processes)`, ok: browsed.every((b) => b.rendererPssMb < TARGET_BROWSER_MB) },
+      browserMemory: { value: Math.max(...browsed.map((b) => b.pagePssMb)), target: `< ${TARGET_BROWSER_MB} MB (PSS of the renderer showing the plan)`, ok: browsed.every((b) => b.pagePssMb < TARGET_BROWSER_MB) },
       rss: { value: mem.peak, target: `< ${TARGET_RSS_MB} MB (daemon's peak RSS)`, ok: mem.peak < TARGET_RSS_MB },
     };
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${c.value.toFixed(0)} (target ${c.target})`);
