@@ -9,11 +9,11 @@ import type { RunOutcome } from "../state/index.js";
 import { openWorker } from "../worker.js";
 import { newRunId } from "../pipeline/recorder.js";
 import type { HeldLock } from "../state/index.js";
-import { openDaemonDb } from "../daemon/daemon-db.js";
 import { runAccount, targetOf, type RunAccount } from "./run-target.js";
 import { lockForCli } from "./run-lock.js";
 import { EXIT, isUsageError, runCommand } from "./context.js";
 import { applyParams } from "./params.js";
+import { mailAfterRun } from "./run-mails.js";
 import { settingsFrom } from "./settings-from.js";
 
 interface RunFlags {
@@ -91,17 +91,7 @@ export async function runAction(arg: string, flags: RunFlags, command: Command):
       });
       await lock.release();
       progress.stop();
-      // The same mails as a daemon run: the --notify summary, and the alert address on a failure.
-      if (run.notify || (settings.alertEmail && run.outcome === "failed")) {
-        // The mailer (nodemailer) loads only for a run that mails.
-        const { Notifier } = await import("../daemon/notify.js");
-        const db = openDaemonDb(settings, worker.env.store);
-        try {
-          await new Notifier({ settings, store: worker.env.store, db, logger }).afterRun(run, automation.name);
-        } finally {
-          await db.close();
-        }
-      }
+      await mailAfterRun(settings, worker.env.store, logger, run, automation.name);
       if (flags.json) process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
       else process.stdout.write(runSummary(run));
       return exitCodeFor(run.outcome, run.error?.code);

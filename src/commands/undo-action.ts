@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { runJson, runSummary } from "../cli-output/summary.js";
 import { progressView } from "../cli-output/progress.js";
-import { openDaemonDb } from "../daemon/daemon-db.js";
 import { ConveyorError } from "../errors.js";
 import { createLogger } from "../log.js";
 import { runAutomation } from "../pipeline/run.js";
@@ -12,6 +11,7 @@ import { runCommand } from "./context.js";
 import { exitCodeFor } from "./run-action.js";
 import { lockForCli } from "./run-lock.js";
 import { runAccount, targetOf, type RunAccount } from "./run-target.js";
+import { mailAfterRun } from "./run-mails.js";
 import { settingsFrom } from "./settings-from.js";
 
 interface UndoFlags {
@@ -67,17 +67,7 @@ export async function undoAction(runId: string, flags: UndoFlags, command: Comma
       });
       await lock.release();
       progress.stop();
-      // The same mails as a run: the --notify summary, and the alert address on a failure.
-      if (run.notify || (settings.alertEmail && run.outcome === "failed")) {
-        // The mailer (nodemailer) loads only for a run that mails.
-        const { Notifier } = await import("../daemon/notify.js");
-        const db = openDaemonDb(settings, worker.env.store);
-        try {
-          await new Notifier({ settings, store: worker.env.store, db, logger }).afterRun(run, target.automation.name);
-        } finally {
-          await db.close();
-        }
-      }
+      await mailAfterRun(settings, worker.env.store, logger, run, target.automation.name);
       if (flags.json) process.stdout.write(`${JSON.stringify(runJson(run))}\n`);
       else {
         process.stdout.write(runSummary(run));
