@@ -1,37 +1,13 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect, createServer, type AddressInfo } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
+import { freePort, waitForGreeting } from "../helpers/ports.js";
 
 export const SSHD_BIN = "/usr/sbin/sshd";
 export const SFTP_BIN = "/usr/bin/sftp";
 /** Debian's sftp-server: what a stock `Subsystem sftp` line runs, with its 255 KiB read limit. */
 const SFTP_SERVER = "/usr/lib/openssh/sftp-server";
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function waitForBanner(port: number, deadline: number, output: () => string): Promise<void> {
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, "127.0.0.1");
-      socket.once("data", (d) => {
-        socket.destroy();
-        resolve(d.toString().startsWith("SSH-"));
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`sshd did not answer on port ${port}: ${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * A private OpenSSH server (Debian's openssh-server, installed by
@@ -88,7 +64,7 @@ export class OpenSshServer {
     this.child = child;
     child.stdout.on("data", (d: Buffer) => (this.output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (this.output += d.toString()));
-    await waitForBanner(this.port, Date.now() + 10_000, () => this.output);
+    await waitForGreeting(this.port, "SSH-", "sshd", Date.now() + 10_000, () => this.output);
     return this;
   }
 

@@ -1,29 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePort } from "./openssh-server.js";
+import { freePort, waitForGreeting } from "../helpers/ports.js";
 
 export const VSFTPD_BIN = "/usr/sbin/vsftpd";
 /** The empty folder vsftpd chroots its unprivileged helper into; Debian's package ships it. */
 const SECURE_CHROOT = "/var/run/vsftpd/empty";
-
-async function waitForGreeting(port: number, deadline: number, output: () => string): Promise<void> {
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, "127.0.0.1");
-      socket.once("data", (d) => {
-        socket.destroy();
-        resolve(d.toString().startsWith("220"));
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`vsftpd did not answer on port ${port}: ${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * A private vsftpd (Debian's package, installed by scripts/test-servers.sh) on
@@ -77,7 +60,7 @@ export class VsftpdServer {
     this.child = child;
     child.stdout.on("data", (d: Buffer) => (this.output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (this.output += d.toString()));
-    await waitForGreeting(this.port, Date.now() + 10_000, () => this.output);
+    await waitForGreeting(this.port, "220", "vsftpd", Date.now() + 10_000, () => this.output);
     return this;
   }
 
