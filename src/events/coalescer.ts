@@ -19,6 +19,8 @@ export interface CoalescerOptions {
  * The run takes its batch when it starts, so events arriving while it waits
  * ride along, and a request folded into a waiting run is harmless; events
  * arriving while it runs wait for `finished`, which arms the timer again.
+ * A timer that finds nothing pending asks for nothing: a run queued before
+ * the previous one ended took those events when it started.
  * Any daemon of a cluster may arm: the atomic take runs each event once.
  */
 export class Coalescer {
@@ -61,6 +63,7 @@ export class Coalescer {
   private async fire(automation: string): Promise<void> {
     const { logger } = this.options;
     try {
+      if (!(await this.options.hasPending(automation))) return;
       const account = await this.options.accountOf(automation);
       if (account === null) {
         logger.debug({ event: "event_run_skipped", automation }, "events wait for an automation that no longer runs on events; nothing is run");
