@@ -19,7 +19,8 @@
  * bench/out/build), as `conveyor run` does: tsx's loader thread alone adds ~35 MB of RSS. Read and write limits are raised to 100,000/min for
  * every run: at the seed's 60 writes/min, the 200 bulk files of the load would wait ~3.5 minutes.
  *
- *   npm run bench:import [-- rows [--journal]]   (--journal: only the undo journal's side-by-side live runs)
+ *   npm run bench:import [-- rows [--journal | --no-journal]]   (--journal: only the undo journal's side-by-side live runs;
+ *   --no-journal: without them; BENCH_CPU_PROF=<folder>: a CPU profile of each phase)
  */
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -207,8 +208,14 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 let script = "";
 
+/** BENCH_CPU_PROF=<folder>: a --cpu-prof profile of each phase's process, named by the phase, to explain a miss. */
+function profileArgs(phase: string): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir)}`, `--cpu-prof-name=${phase}-${Date.now()}.cpuprofile`] : [];
+}
+
 async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
-  const proc = spawn(process.execPath, [script, "--child", phase, dataDir, file], {
+  const proc = spawn(process.execPath, [...profileArgs(phase), script, "--child", phase, dataDir, file], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });
@@ -297,12 +304,14 @@ async function main(): Promise<void> {
   const rows = Number(flag ?? 1_000_000);
   // `-- <rows> --journal`: only the undo journal's side-by-side runs.
   const journalOnly = process.argv.includes("--journal");
+  // `--no-journal`: the judged phases alone, for a quicker look while tuning them.
+  const noJournal = process.argv.includes("--no-journal");
   const bulkRows = Number(loadSettings({ env: {} }).bulkRows);
   script = await compileBench("import");
   const dir = await mkdtemp(path.join(tmpdir(), "bench-import-"));
   try {
     if (journalOnly) {
-      const journal = await journalSideBySide(dir, rows);
+      const journal = noJournal ? null : await journalSideBySide(dir, rows);
       await writeFile(path.join(BENCH_DIR, "out", "import-journal.json"), `${JSON.stringify({ rows, journal }, null, 2)}\n`);
       return;
     }
@@ -321,7 +330,7 @@ async function main(): Promise<void> {
     const diff = await measure("diff", dataDir, feed);
     const least = await measure("floor", dataDir, feed);
     const phases = [parse, first, load, nightly, diff, least];
-    const journal = await journalSideBySide(dir, rows);
+    const journal = noJournal ? null : await journalSideBySide(dir, rows);
 
     const changed = Math.floor(rows / CHANGED_EVERY);
     const columnSets = 1;
