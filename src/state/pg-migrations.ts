@@ -110,6 +110,10 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
     name: "run progress: the latest stage, rows and rate of a running run, saved with its heartbeat",
     sql: `ALTER TABLE runs ADD COLUMN progress json;`,
   },
+  {
+    name: "snapshot sources: the fingerprint of the row each snapshot entry was mapped from",
+    sql: `ALTER TABLE snapshots ADD COLUMN source text;`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

@@ -204,6 +204,18 @@ export class PostgresStore implements StateStore {
     return out;
   }
 
+  async snapshotSources(key: string, identifiers: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const chunk of chunks(identifiers)) {
+      const { rows } = await this.pool.query<{ identifier: string; source: string }>(
+        `SELECT identifier, source FROM snapshots WHERE key = $1 AND identifier = ANY($2::text[]) AND source IS NOT NULL`,
+        [key, chunk],
+      );
+      for (const row of rows) out.set(row.identifier, row.source);
+    }
+    return out;
+  }
+
   /**
    * Stamped with this worker's clock, like the SQLite store: the run prunes by
    * a time it took from the same clock, so a database clock that differs
@@ -212,14 +224,14 @@ export class PostgresStore implements StateStore {
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
     const now = new Date().toISOString();
     // One statement cannot upsert a row twice: the last entry of an identifier wins, as in SQLite.
-    const last = new Map<string, Record<string, string>>();
-    for (const e of entries) last.set(e.identifier, e.values);
-    for (const chunk of chunks([...last])) {
+    const last = new Map<string, SnapshotEntry>();
+    for (const e of entries) last.set(e.identifier, e);
+    for (const chunk of chunks([...last.values()])) {
       await this.pool.query(
-        `INSERT INTO snapshots (key, identifier, "values", updated)
-         SELECT $1, u.identifier, u.v, $4 FROM unnest($2::text[], $3::json[]) AS u(identifier, v)
-         ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated`,
-        [key, chunk.map(([id]) => id), chunk.map(([, v]) => JSON.stringify(v)), now],
+        `INSERT INTO snapshots (key, identifier, "values", updated, source)
+         SELECT $1, u.identifier, u.v, $4, u.source FROM unnest($2::text[], $3::json[], $5::text[]) AS u(identifier, v, source)
+         ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`,
+        [key, chunk.map((e) => e.identifier), chunk.map((e) => JSON.stringify(e.values)), now, chunk.map((e) => e.source ?? null)],
       );
     }
   }

@@ -47,6 +47,8 @@ const MIGRATIONS: string[] = [
    CREATE INDEX run_events_by_run ON run_events (run_id);`,
   // A column of its own: saved once a second while a run runs, without rewriting the record's body.
   `ALTER TABLE runs ADD COLUMN progress TEXT;`,
+  // The source fingerprint of each snapshot entry (SnapshotEntry.source): null for entries put before it existed.
+  `ALTER TABLE snapshots ADD COLUMN source TEXT;`,
 ];
 
 interface RunRow {
@@ -67,6 +69,7 @@ export class SqliteStore implements StateStore {
   private readonly db: Database.Database;
   private readonly debugFiles: FolderDebugFiles;
   private snapshotLookup: Database.Statement | undefined;
+  private sourceLookup: Database.Statement | undefined;
   private readonly locks: SqliteLocks;
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
@@ -217,14 +220,24 @@ export class SqliteStore implements StateStore {
     return out;
   }
 
+  async snapshotSources(key: string, identifiers: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (identifiers.length === 0) return out;
+    // As snapshotText: one JSON parameter, and CROSS JOIN so the identifiers drive the lookup.
+    this.sourceLookup ??= this.db.prepare(`SELECT s.identifier, s.source FROM json_each(?) AS j CROSS JOIN snapshots AS s ON s.key = ? AND s.identifier = j.value WHERE s.source IS NOT NULL`);
+    const rows = this.sourceLookup.raw().all(JSON.stringify(identifiers), key) as Array<[string, string]>;
+    for (const [identifier, source] of rows) out.set(identifier, source);
+    return out;
+  }
+
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
     const now = new Date().toISOString();
     const stmt = this.db.prepare(
-      `INSERT INTO snapshots (key, identifier, "values", updated) VALUES (?, ?, ?, ?)
-       ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated`,
+      `INSERT INTO snapshots (key, identifier, "values", updated, source) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`,
     );
     this.db.transaction(() => {
-      for (const e of entries) stmt.run(key, e.identifier, JSON.stringify(e.values), now);
+      for (const e of entries) stmt.run(key, e.identifier, JSON.stringify(e.values), now, e.source ?? null);
     })();
   }
 

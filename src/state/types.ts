@@ -231,6 +231,12 @@ export interface LogPage {
 export interface SnapshotEntry {
   identifier: string;
   values: Record<string, string>;
+  /**
+   * The source fingerprint of the row these values were mapped from (its raw
+   * cells and the mapping's definition); absent when the values cannot be
+   * told from the row alone. A put without one clears the stored one.
+   */
+  source?: string | null;
 }
 
 export interface RunListQuery {
@@ -295,6 +301,12 @@ export interface StateStore {
    * parsing a million snapshot entries that did not change.
    */
   snapshotText(key: string, identifiers: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * The source fingerprints of the entries that have one: a diff run
+   * recognises an unchanged row by it without mapping the row or reading
+   * its values.
+   */
+  snapshotSources(key: string, identifiers: readonly string[]): Promise<Map<string, string>>;
   snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void>;
   snapshotDelete(key: string, identifiers: readonly string[]): Promise<void>;
   snapshotCount(key: string): Promise<number>;

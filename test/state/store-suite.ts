@@ -201,6 +201,18 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect(text.get("A")).toBe(JSON.stringify(values));
     });
 
+    it("keeps each entry's source fingerprint with its values, and a put without one clears it", async () => {
+      await store.snapshotPut("src", [
+        { identifier: "A", values: { stock: "1" }, source: "defA" },
+        { identifier: "B", values: { stock: "2" }, source: "defB" },
+        { identifier: "C", values: { stock: "3" } },
+      ]);
+      expect([...(await store.snapshotSources("src", ["A", "B", "C", "missing"]))].sort()).toEqual([["A", "defA"], ["B", "defB"]]);
+      await store.snapshotPut("src", [{ identifier: "A", values: { stock: "4" } }, { identifier: "C", values: { stock: "3" }, source: "defC" }]);
+      expect([...(await store.snapshotSources("src", ["A", "B", "C"]))].sort()).toEqual([["B", "defB"], ["C", "defC"]]);
+      expect((await store.snapshotGet("src", ["A"])).get("A")).toEqual({ stock: "4" });
+    });
+
     it("keys the ledger by path, size and modification time", async () => {
       const e = { path: "in/a.csv", size: 10, modified: "2026-11-21T00:00:00.000Z" };
       expect(await store.ledgerHas("k", e)).toBe(false);

@@ -16,7 +16,9 @@ import type { StateStore } from "../../state/index.js";
 import type { PlannedOp } from "../planned-op.js";
 import { ChangeTally } from "./change-guard.js";
 import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
+import { SETTLED, type RowSource } from "./read.js";
 import type { WorkDb } from "./workdb.js";
+import type { SnapshotEntry } from "../../state/index.js";
 
 /** Where planned operations go to be written (an OpWriter): a promise only when the writer is behind. */
 export interface OpSink {
@@ -28,6 +30,8 @@ export interface PlannerRow {
   line: number;
   values: Record<string, string>;
   ignored: ReadonlySet<string>;
+  /** The row's source fingerprint, which the snapshot takes with its values. */
+  source?: RowSource;
 }
 
 export interface PlannerOptions {
@@ -70,7 +74,7 @@ export class ProductPlanner {
     const snapshot = o.diff ? await o.store.snapshotText(o.snapshotKey, ids) : NO_TEXT;
     // Without live diff, a record in scope whose values are the snapshot's text is unchanged: no parse, no compare, no commit.
     const textEqualMeansUnchanged = o.plan.update !== undefined && o.plan.liveDiff === undefined;
-    const commits: Array<{ identifier: string; values: Record<string, string> }> = [];
+    const commits: SnapshotEntry[] = [];
     for (const row of rows) {
       let values = row.values;
       let ignored = row.ignored;
@@ -90,8 +94,11 @@ export class ProductPlanner {
         ignored = acted.ignored;
       }
       const stored = snapshot.get(row.identifier);
+      // A stored fingerprint of an older definition (or none) is replaced, so that the next run needs no mapping.
+      const refill = o.live && row.source !== undefined && !row.source.current;
       if (stored !== undefined && service !== undefined && textEqualMeansUnchanged && stored === JSON.stringify(values)) {
         this.counts.unchanged += 1;
+        if (refill) commits.push({ identifier: row.identifier, values, source: row.source?.fingerprint });
         continue;
       }
       const before = stored === undefined ? undefined : (JSON.parse(stored) as Record<string, string>);
@@ -99,9 +106,40 @@ export class ProductPlanner {
       const waiting = this.record(op);
       if (waiting) await waiting;
       // A snapshot entry that already holds these exact values is left alone: in a diff run that is most of a daily feed, not rewritten.
-      if (o.live && op.kind !== "skipped" && (op.kind !== "unchanged" || before === undefined || !sameRecord(before, values))) commits.push({ identifier: row.identifier, values });
+      if (o.live && op.kind !== "skipped" && (op.kind !== "unchanged" || before === undefined || refill || !sameRecord(before, values))) {
+        commits.push({ identifier: row.identifier, values, source: row.source?.fingerprint });
+      }
     }
     if (commits.length) o.work.addCommits(commits);
+  }
+
+  /**
+   * Rows of a diff run, by identifier and source fingerprint, before they are
+   * mapped: a row whose fingerprint is its snapshot entry's and whose record
+   * is in scope is unchanged (what the plan finds of a mapped record equal to
+   * the snapshot's text) and is counted here; it is not mapped. Returns a
+   * SETTLED code per row.
+   */
+  async settle(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>, definition: string): Promise<Uint8Array> {
+    const { o } = this;
+    const codes = new Uint8Array(identifiers.length);
+    if (!o.diff || o.scopeSize === 0 || o.plan.update === undefined || o.plan.liveDiff !== undefined || this.mapper.hasServiceActions) return codes;
+    const stored = await o.store.snapshotSources(o.snapshotKey, identifiers.filter((id): id is string => id !== undefined));
+    const matched: string[] = [];
+    for (const [i, id] of identifiers.entries()) {
+      const source = id === undefined ? undefined : stored.get(id);
+      if (id === undefined || source === undefined) continue;
+      if (source === fingerprints[i]) matched.push(id);
+      // The snapshot's fingerprint is of this definition: a row that differs differs in its cells, and is mapped.
+      if (source.startsWith(definition)) codes[i] = SETTLED.current;
+    }
+    const inScope = o.work.scopeHas(matched, o.markSeen);
+    for (const [i, id] of identifiers.entries()) {
+      if (id === undefined || !inScope.has(id) || stored.get(id) !== fingerprints[i]) continue;
+      codes[i] = SETTLED.unchanged;
+      this.counts.unchanged += 1;
+    }
+    return codes;
   }
 
   /** Scope records the feed did not mention, once every page is planned. */

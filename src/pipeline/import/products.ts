@@ -24,7 +24,7 @@ import type { PassInput, PassPlan, PassStrategy } from "./pass-driver.js";
 import type { ProductAction } from "../planned-op.js";
 import type { ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type OpSink, type PlannerOptions, type PlannerRow } from "./product-planner.js";
-import { QUIET_DEBUG, readAndMap } from "./read.js";
+import { QUIET_DEBUG, readAndMap, SETTLED } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
 import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
 import { WorkDb } from "./workdb.js";
@@ -155,8 +155,22 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
       current.planner = new ProductPlanner(options(scopeSize), mapper);
       input.onStage?.("plan", 0);
     },
+    fingerprints: input.live || input.diff,
     sink: {
-      record: (identifier, line, values, ignored) => {
+      settle: async (identifiers, fingerprints, definition) => {
+        const planner = current.planner;
+        if (repeated || !planner) return new Uint8Array(identifiers.length);
+        const codes = await planner.settle(identifiers, fingerprints, definition);
+        for (const [i, id] of identifiers.entries()) {
+          // Planning stops at a repeated identifier, as it does for a mapped record; the second read maps every row.
+          if (codes[i] === SETTLED.unchanged && id !== undefined && repeats.note(id)) {
+            repeated = true;
+            page = [];
+          }
+        }
+        return codes;
+      },
+      record: (identifier, line, values, ignored, source) => {
         if (repeated) return undefined;
         if (repeats.note(identifier)) {
           // Planning stops here; the second read plans the feed as a whole.
@@ -164,7 +178,7 @@ async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, r
           page = [];
           return undefined;
         }
-        page.push({ identifier, line, values, ignored });
+        page.push(source ? { identifier, line, values, ignored, source } : { identifier, line, values, ignored });
         if (page.length < PAGE || !current.planner) return undefined;
         const rows = page;
         page = [];

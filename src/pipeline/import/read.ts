@@ -2,10 +2,11 @@ import { connectorSpec } from "../../../connectors/index.js";
 import type { Automation, FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
 import { openReader, widthProblem, type ReadOptions, type SourceRow } from "../../formats/index.js";
-import { createImportMapper, type ImportMapper } from "../../mapping/index.js";
+import { createImportMapper, type ImportMapper, type MapResult } from "../../mapping/index.js";
 import type { DebugFiles } from "../debug-files.js";
 import type { FetchedFile } from "./fetch.js";
 import type { PointerTally } from "./pointer-tally.js";
+import { sourceFingerprints, type SourceFingerprints } from "./source-fingerprint.js";
 
 /**
  * Steps 3 and 4 of an import: read each downloaded file as a stream of rows,
@@ -23,8 +24,23 @@ export interface ReadCounts {
   firstError: string | null;
 }
 
+/** A row's source fingerprint, and whether the snapshot holds one made under the same definition for its record. */
+export interface RowSource {
+  fingerprint: string;
+  current: boolean;
+}
+
+/** What `MappedSink.settle` says of each row of a batch. */
+export const SETTLED = { none: 0, unchanged: 1, current: 2 } as const;
+
 export interface MappedSink {
-  record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>): void | Promise<void>;
+  record(identifier: string, line: number, values: Record<string, string>, ignored: ReadonlySet<string>, source?: RowSource): void | Promise<void>;
+  /**
+   * Before a batch is mapped, with each row's identifier and fingerprint
+   * (undefined where a row has none): a SETTLED code per row. An `unchanged`
+   * row is counted by the sink and not mapped; the others are mapped.
+   */
+  settle?(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>, definition: string): Promise<Uint8Array>;
   /**
    * A record the feed names but that is not planned: dropped by a skip rule, or its row failed
    * after its identifier was mapped. It is still in the feed, so `remove` must not take it away,
@@ -62,6 +78,8 @@ export interface ReadInput {
   onRows?: (rows: number) => void;
   /** Offered every record read, mapped or not: the first read of a pass only, never a second read of the same files. */
   pointers?: PointerTally;
+  /** Fingerprint the rows (source-fingerprint.ts), where the mapping allows, for the sink's `settle` and `record`. */
+  fingerprints?: boolean;
 }
 
 /**
@@ -109,30 +127,26 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
       const fields = mapper.fields;
       const observe = input.pointers?.bind(mapper.header, file.remote.name) ?? null;
       if (input.beforeRows) await input.beforeRows(mapper);
-      // A batch at a time: the rows of a batch go through without an await each.
+      const sources = input.fingerprints ? sourceFingerprints(input.config, reader.format, mapper.header) : null;
+      // A batch at a time: the rows of a batch go through without an await each (but one to settle the batch).
       for await (const batch of reader.batches(input.signal)) {
-        for (const row of batch) {
+        let settled: Settled | null = null;
+        for (let i = 0; i < batch.length; i++) {
+          const row = batch[i];
+          if (row === undefined) continue;
+          // Settled from the first row records.csv no longer takes (it lists the first rows mapped, unchanged or not).
+          if (sources && !settled && !input.debug.wantsRecords) settled = await settle(input, batch, i, sources);
           counts.rows++;
           // Rows in error and skipped rows count too: they were read, and the run record lists them.
           observe?.(row);
-          const result = mapper.map(row, row.line);
-          if (result.ok) {
+          const at = settled ? i - settled.from : -1;
+          const code = settled?.codes?.[at] ?? SETTLED.none;
+          if (code !== SETTLED.unchanged) {
+            const fingerprint = settled?.fingerprints[at];
+            const source = fingerprint === undefined ? undefined : { fingerprint, current: code === SETTLED.current };
             // Awaited only when there is something to wait for: a million rows, two microtasks each otherwise.
-            if (input.debug.wantsRecords) await input.debug.addRecord(fields, result.record);
-            const sunk = input.sink.record(result.identifier, result.line, result.record, result.ignored);
-            if (sunk) await sunk;
-          } else if ("skipped" in result) {
-            counts.skipped++;
-            const { identifier, rule, line } = result.skipped;
-            if (identifier !== undefined) input.sink.notPlanned?.({ kind: "skipped", identifier, line, message: `skipped by vendor_actions[${rule}]` });
-          } else {
-            counts.rowErrors++;
-            const { identifier, line } = result.error;
-            if (row.open) counts.cutAt = `${file.remote.name}, line ${line}`;
-            const message = `${file.remote.name}: ${result.error.message}${row.open ? " (the file ends inside this record: it looks cut short)" : ""}`;
-            counts.firstError ??= `${file.remote.name}, line ${line}: ${result.error.message}`;
-            if (identifier !== undefined) input.sink.notPlanned?.({ kind: "error", identifier, line, message });
-            await input.debug.addError(line, identifier ?? "", message);
+            const waiting = mapRow(input, counts, file.remote.name, mapper, fields, row, source);
+            if (waiting) await waiting;
           }
           if (counts.rows % 10_000 === 0) input.onRows?.(counts.rows);
         }
@@ -145,6 +159,49 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
   }
   input.onRows?.(counts.rows);
   return { ...counts, mapper };
+}
+
+/** Maps one row and hands it on: a record to the sink, a skip or a row error to where they are reported; a promise only when one of them waits. */
+function mapRow(input: ReadInput, counts: ReadCounts, name: string, mapper: ImportMapper<SourceRow>, fields: readonly string[], row: SourceRow, source: RowSource | undefined): Promise<void> | undefined {
+  const result = mapper.map(row, row.line);
+  if (result.ok) {
+    if (input.debug.wantsRecords) return keptThenSunk(input, fields, result, source);
+    return input.sink.record(result.identifier, result.line, result.record, result.ignored, source) || undefined;
+  }
+  if ("skipped" in result) {
+    counts.skipped++;
+    const { identifier, rule, line } = result.skipped;
+    if (identifier !== undefined) input.sink.notPlanned?.({ kind: "skipped", identifier, line, message: `skipped by vendor_actions[${rule}]` });
+    return undefined;
+  }
+  counts.rowErrors++;
+  const { identifier, line } = result.error;
+  if (row.open) counts.cutAt = `${name}, line ${line}`;
+  const message = `${name}: ${result.error.message}${row.open ? " (the file ends inside this record: it looks cut short)" : ""}`;
+  counts.firstError ??= `${name}, line ${line}: ${result.error.message}`;
+  if (identifier !== undefined) input.sink.notPlanned?.({ kind: "error", identifier, line, message });
+  return input.debug.addError(line, identifier ?? "", message);
+}
+
+/** A record records.csv keeps, then the sink's. */
+async function keptThenSunk(input: ReadInput, fields: readonly string[], mapped: Extract<MapResult, { ok: true }>, source: RowSource | undefined): Promise<void> {
+  await input.debug.addRecord(fields, mapped.record);
+  await input.sink.record(mapped.identifier, mapped.line, mapped.record, mapped.ignored, source);
+}
+
+/** The fingerprints of a batch's rows from `from` on, and the sink's SETTLED code of each (null without a `settle`). */
+interface Settled {
+  from: number;
+  fingerprints: Array<string | undefined>;
+  codes: Uint8Array | null;
+}
+
+async function settle(input: ReadInput, batch: readonly SourceRow[], from: number, sources: SourceFingerprints): Promise<Settled> {
+  const rows = from === 0 ? batch : batch.slice(from);
+  const fingerprints = rows.map((row) => sources.of(row));
+  if (!input.sink.settle) return { from, fingerprints, codes: null };
+  const ids = rows.map((row, i) => (fingerprints[i] === undefined ? undefined : sources.identifier(row)));
+  return { from, fingerprints, codes: await input.sink.settle(ids, fingerprints, sources.definition) };
 }
 
 /** A file that cannot be read names itself: a run may read several. */

@@ -12,6 +12,7 @@
 
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
+import type { SnapshotEntry } from "../../state/index.js";
 import type { FailedRecords } from "../apply-journal.js";
 
 export interface IncomingRow {
@@ -53,6 +54,8 @@ export class WorkDb {
   private readonly findScope: Database.Statement;
   private readonly markScopes: Database.Statement;
   private readonly markScope: Database.Statement;
+  private readonly settleScope: Database.Statement;
+  private readonly findScopeIds: Database.Statement;
   private readonly insertCommit: Database.Statement;
   private readonly insertDeferred: Database.Statement;
   private pending: Array<[string, number, string, string]> = [];
@@ -67,7 +70,7 @@ export class WorkDb {
     this.db.exec(`
       CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
       CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-      CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL);
+      CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL, source TEXT);
       CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);
       CREATE TABLE failed (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, message TEXT NOT NULL);`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
@@ -77,7 +80,9 @@ export class WorkDb {
     this.findScope = this.db.prepare(`SELECT s.identifier, s."values" AS v FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value`);
     this.markScopes = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier IN (SELECT value FROM json_each(?))");
     this.markScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier = ?");
-    this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values") VALUES (?, ?)`);
+    this.settleScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier IN (SELECT value FROM json_each(?)) RETURNING identifier").pluck();
+    this.findScopeIds = this.db.prepare("SELECT s.identifier FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").pluck();
+    this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values", source) VALUES (?, ?, ?)`);
     this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
   }
 
@@ -167,6 +172,15 @@ export class WorkDb {
     return found;
   }
 
+  /**
+   * Which of `identifiers` are in scope, without reading their values; with
+   * `mark`, noted as mentioned by the feed in the same statement.
+   */
+  scopeHas(identifiers: readonly string[], mark: boolean): Set<string> {
+    if (identifiers.length === 0) return new Set();
+    return new Set((mark ? this.settleScope : this.findScopeIds).all(JSON.stringify(identifiers)) as string[]);
+  }
+
   /** A record the feed names without planning it (skipped, or its row failed): never a removal candidate. */
   markMentioned(identifier: string): void {
     this.markScope.run(identifier);
@@ -185,20 +199,20 @@ export class WorkDb {
   }
 
   /** Values the snapshot takes once applied: created, updated and (changed since the snapshot) unchanged records. */
-  addCommits(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): void {
+  addCommits(entries: readonly SnapshotEntry[]): void {
     this.db.transaction(() => {
-      for (const e of entries) this.insertCommit.run(e.identifier, JSON.stringify(e.values));
+      for (const e of entries) this.insertCommit.run(e.identifier, JSON.stringify(e.values), e.source ?? null);
     })();
   }
 
-  *committable(pageSize = 1000): Generator<Array<{ identifier: string; values: Record<string, string> }>> {
-    const page = this.db.prepare(`SELECT seq, identifier, "values" AS v FROM commits WHERE seq > ? ORDER BY seq LIMIT ?`);
+  *committable(pageSize = 1000): Generator<SnapshotEntry[]> {
+    const page = this.db.prepare(`SELECT seq, identifier, "values" AS v, source FROM commits WHERE seq > ? ORDER BY seq LIMIT ?`);
     let after = 0;
     for (;;) {
-      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; v: string }>;
+      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; v: string; source: string | null }>;
       if (rows.length === 0) return;
       after = rows[rows.length - 1]?.seq ?? after;
-      yield rows.map((r) => ({ identifier: r.identifier, values: JSON.parse(r.v) as Record<string, string> }));
+      yield rows.map((r) => ({ identifier: r.identifier, values: JSON.parse(r.v) as Record<string, string>, source: r.source }));
     }
   }
 
