@@ -3,8 +3,8 @@
  * that a diff run recognises an unchanged row by its raw cells, without
  * mapping it, reading its stored values or comparing them.
  *
- * A fingerprint is the hash of the mapping's definition (the mapping keys of
- * the file config, the file's header, Conveyor's version) followed by the
+ * A fingerprint is the hash of the mapping's definition (the file config,
+ * the file's header, Conveyor's version) followed by the
  * hash of the row's raw cells. Equal fingerprints mean equal mapped records
  * only where mapping is a function of the row alone: no `service_actions`
  * (they read the service's record), no condition on the clock, a CSV row of
@@ -55,17 +55,8 @@ export function sourceFingerprints(config: FileConfig, format: string, header: B
   if (at < 0 || read === undefined) return null;
   const definition = hash(
     "sha1",
-    JSON.stringify([
-      SCHEME,
-      packageVersion(),
-      config.identifier,
-      config.field_map,
-      config.field_run ?? null,
-      config.value_map ?? null,
-      config.value_map_default ?? null,
-      config.vendor_actions,
-      header.columns,
-    ]),
+    // The whole file config, not a list of the keys mapping reads today: a key added later cannot be missed.
+    JSON.stringify([SCHEME, packageVersion(), config, header.columns]),
     "base64url",
   ).slice(0, DEFINITION_CHARS);
   return {
