@@ -149,7 +149,8 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     ctx.stage("commit", counts.rows);
     // A pass whose every record was refused delivered nothing: the snapshot stays.
     // Each record of a delivered file gets its log record (per-record http logged each answer already).
-    const logged = spool ? undefined : (identifier: string): void => input.logs?.add({ action: "export", identifier, result: "success", message: { file: file.name } });
+    const message = { file: file.name };
+    const logged = spool ? undefined : (identifier: string): void => input.logs?.add({ action: "export", identifier, result: "success", message });
     if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds, logged);
     return { output: true, file, delivery };
   } finally {
