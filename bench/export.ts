@@ -18,7 +18,7 @@
  * end ÷ bare ≥ 0.3, worker's part ÷ bare ≥ 0.5, the service's job no slower
  * than the worker's part; a miss exits non-zero.
  *
- *   npm run bench:export            (ROWS=200000 npm run bench:export for a quicker look)
+ *   npm run bench:export            (npm run bench:export -- 200000, or ROWS=200000, for a quicker look)
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -36,7 +36,10 @@ import { openWorker } from "../src/worker.js";
 import { tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 
-const ROWS = Number(process.env.ROWS ?? 1_000_000);
+// The count comes as an argument (`npm run bench:export -- 200000`) or as ROWS; the children get it through ROWS.
+const ROWS = Number(process.argv[2] !== "--child" && process.argv[2] ? process.argv[2] : (process.env.ROWS ?? 1_000_000));
+if (!Number.isInteger(ROWS) || ROWS <= 0) throw new Error(`bench:export takes a row count, such as 200000, not ${process.argv[2] ?? process.env.ROWS}`);
+process.env.ROWS = String(ROWS);
 const FIELD_MAP = { guid: "id", sku: "sku", title: "title", brand: "brand", price: "price", stock: "quantity", condition: "condition", upc: "upc" };
 
 function product(i: number): Record<string, string> {

@@ -34,9 +34,21 @@ export function notPlannedLog(event: { kind: "skipped" | "error"; identifier: st
   return { action: "skip", identifier: event.identifier, result: event.kind === "error" ? "error" : "warning", message: { reason: event.message, line: event.line } };
 }
 
+/**
+ * Records per write to the store: a transaction (SQLite) or a statement
+ * (PostgreSQL) each. A million-row export logs a million records.
+ */
+const LOG_BATCH = 5000;
+
 export class LogWriter {
   private buffer: LogRecord[] = [];
   private pending: Promise<void> = Promise.resolve();
+  /** The timestamp of the current second: formatting a Date per record was a tenth of an export's commit. */
+  private second = -1;
+  private stamp = "";
+  /** The last message and its masked text: an export logs one message object for every row of its file. */
+  private lastMessage: Record<string, unknown> | null = null;
+  private lastText = "";
   written = 0;
 
   constructor(
@@ -54,19 +66,37 @@ export class LogWriter {
       identifier: entry.identifier,
       job_id: this.ctx.runId,
       integration: this.ctx.integration,
-      message: maskSecrets(JSON.stringify(entry.message)),
+      message: this.messageText(entry.message),
       method: "auto",
       operation: this.ctx.operation,
       request_id: entry.requestId ?? "",
       result: entry.result,
       sd_user_id: this.ctx.account,
-      timestamp: timestamp(new Date()),
+      timestamp: this.now(),
       type: this.ctx.type,
       instance: 0,
       log_level: entry.result === "error" ? 3 : entry.result === "warning" ? 2 : 1,
       sd_acct_id: 0,
     });
-    if (this.buffer.length >= 1000) this.pending = this.pending.then(() => this.drain());
+    if (this.buffer.length >= LOG_BATCH) this.pending = this.pending.then(() => this.drain());
+  }
+
+  private now(): string {
+    const ms = Date.now();
+    const second = Math.floor(ms / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.stamp = timestamp(new Date(ms));
+    }
+    return this.stamp;
+  }
+
+  private messageText(message: Record<string, unknown>): string {
+    if (message !== this.lastMessage) {
+      this.lastMessage = message;
+      this.lastText = maskSecrets(JSON.stringify(message));
+    }
+    return this.lastText;
   }
 
   private async drain(): Promise<void> {

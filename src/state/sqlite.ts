@@ -5,7 +5,7 @@ import { FolderDebugFiles } from "./debug-files.js";
 import { interruptedError } from "./interrupted.js";
 import { SqliteLocks } from "./sqlite-locks.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
-import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
+import { SqliteLogs } from "./sqlite-logs.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import { makePrivateDir, privateSqlite } from "./private-files.js";
 import type {
@@ -51,6 +51,19 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE snapshots ADD COLUMN source TEXT;`,
 ];
 
+/** Entries per snapshot statement: bounds the JSON text of one statement to about a megabyte. */
+const SNAPSHOT_CHUNK = 10_000;
+
+/** `[[identifier, values as JSON text, source or null], …]` for entries from..to, built as one string. */
+function snapshotJson(entries: readonly SnapshotEntry[], from: number, to: number): string {
+  let text = "[";
+  for (let i = from; i < to; i++) {
+    const e = entries[i];
+    if (e) text += `${text.length > 1 ? "," : ""}[${JSON.stringify(e.identifier)},${JSON.stringify(JSON.stringify(e.values))},${JSON.stringify(e.source ?? null)}]`;
+  }
+  return `${text}]`;
+}
+
 interface RunRow {
   body: string;
   progress?: string | null;
@@ -70,7 +83,9 @@ export class SqliteStore implements StateStore {
   private readonly debugFiles: FolderDebugFiles;
   private snapshotLookup: Database.Statement | undefined;
   private sourceLookup: Database.Statement | undefined;
+  private snapshotUpsert: Database.Statement | undefined;
   private readonly locks: SqliteLocks;
+  private readonly logs: SqliteLogs;
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
   constructor(file: string, options: { dataDir?: string } = {}) {
@@ -93,6 +108,7 @@ export class SqliteStore implements StateStore {
     this.db.pragma("busy_timeout = 5000");
     this.migrate();
     this.locks = new SqliteLocks(this.db);
+    this.logs = new SqliteLogs(this.db);
   }
 
   private migrate(): void {
@@ -230,14 +246,20 @@ export class SqliteStore implements StateStore {
     return out;
   }
 
+  /**
+   * One statement per chunk: the entries go as one JSON text, `[[identifier, values as JSON text, source], …]`,
+   * which cost a commit a third less than a statement run per entry. A later entry of an identifier wins.
+   */
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
     const now = new Date().toISOString();
-    const stmt = this.db.prepare(
-      `INSERT INTO snapshots (key, identifier, "values", updated, source) VALUES (?, ?, ?, ?, ?)
+    // WHERE true: without it SQLite reads ON CONFLICT as the join's ON of the SELECT.
+    this.snapshotUpsert ??= this.db.prepare(
+      `INSERT INTO snapshots (key, identifier, "values", updated, source) SELECT ?, value ->> 0, value ->> 1, ?, value ->> 2 FROM json_each(?) WHERE true
        ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`,
     );
+    const upsert = this.snapshotUpsert;
     this.db.transaction(() => {
-      for (const e of entries) stmt.run(key, e.identifier, JSON.stringify(e.values), now, e.source ?? null);
+      for (let i = 0; i < entries.length; i += SNAPSHOT_CHUNK) upsert.run(key, now, snapshotJson(entries, i, Math.min(entries.length, i + SNAPSHOT_CHUNK)));
     })();
   }
 
@@ -272,29 +294,11 @@ export class SqliteStore implements StateStore {
   }
 
   async addLogs(account: string, records: readonly LogRecord[]): Promise<void> {
-    const stmt = this.db.prepare("INSERT INTO logs (account, id, identifier, job_id, request_id, timestamp, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    this.db.transaction(() => {
-      for (const r of records) stmt.run(account, r.id, r.identifier, r.job_id, r.request_id, r.timestamp, JSON.stringify(r));
-    })();
+    this.logs.add(account, records);
   }
 
   async searchLogs(query: LogQuery): Promise<LogPage> {
-    const matches = logFilter(query);
-    const start = query.start ?? 0;
-    const limit = query.records ?? 20;
-    const logs: LogRecord[] = [];
-    let found = 0;
-    const { where, args } = indexedLogWhere(query);
-    const rows = this.db.prepare(`SELECT body FROM logs ${where} ORDER BY seq DESC`).iterate(...args) as IterableIterator<{ body: string }>;
-    for (const row of rows) {
-      const record = JSON.parse(row.body) as LogRecord;
-      if (!matches(record)) continue;
-      if (found >= start && logs.length < limit) logs.push(record);
-      found++;
-      // One past the cap tells whether more exist without counting them all.
-      if (found > LOG_FOUND_CAP) break;
-    }
-    return { found: Math.min(found, LOG_FOUND_CAP), found_more_logs: found > LOG_FOUND_CAP, logs };
+    return this.logs.search(query);
   }
 
   async putDebugFile(runId: string, name: string, file: string): Promise<void> {
@@ -343,32 +347,4 @@ export class SqliteStore implements StateStore {
   async close(): Promise<void> {
     this.db.close();
   }
-}
-
-/**
- * The part of a log search the table's indexes answer (account, identifier,
- * job_id, request_id, id), so a narrow search reads its rows and not the
- * account's whole log; `logFilter` still decides every row (timestamps,
- * refining fields).
- */
-function indexedLogWhere(query: LogQuery): { where: string; args: string[] } {
-  const where: string[] = [];
-  const args: string[] = [];
-  const equals = (column: string, value: string | undefined): void => {
-    if (!value) return;
-    where.push(`${column} = ?`);
-    args.push(value);
-  };
-  equals("account", query.account);
-  equals("job_id", query.run);
-  const identifiers = query.identifier ?? [];
-  if (identifiers.length > 0) {
-    where.push(`identifier IN (${identifiers.map(() => "?").join(", ")})`);
-    args.push(...identifiers);
-  }
-  equals("request_id", query.request_id);
-  equals("id", query.id);
-  // job_id refines only next to a search field (logFilter); the identifier or request_id above is one.
-  if (query.run || identifiers.length > 0 || query.request_id || query.id) equals("job_id", query.job_id);
-  return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", args };
 }

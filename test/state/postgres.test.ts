@@ -8,6 +8,7 @@ import { emptyCounts, openStore, type RunRecord } from "../../src/state/index.js
 import { PostgresStore } from "../../src/state/postgres.js";
 import { PG_MIGRATIONS } from "../../src/state/pg-migrations.js";
 import { PG_URL, PgSchemas } from "../helpers/postgres.js";
+import { bulkSuite } from "./bulk-suite.js";
 import { storeSuite } from "./store-suite.js";
 
 const pgs = new PgSchemas();
@@ -21,6 +22,7 @@ afterAll(async () => {
 });
 
 storeSuite("postgres", async () => PostgresStore.open(PG_URL, { schema: freshSchema() }));
+bulkSuite("postgres", async () => PostgresStore.open(PG_URL, { schema: freshSchema() }));
 
 function run(id: string, heartbeat: string): RunRecord {
   return {

@@ -1,11 +1,15 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { SqliteStore } from "../../src/state/sqlite.js";
+import { bulkSuite } from "./bulk-suite.js";
 import { storeSuite } from "./store-suite.js";
 
-storeSuite("sqlite", async () => new SqliteStore(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db")));
+const fresh = async (): Promise<SqliteStore> => new SqliteStore(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db"));
+storeSuite("sqlite", fresh);
+bulkSuite("sqlite", fresh);
 
 it("sqlite state survives a reopen", async () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db");
@@ -15,4 +19,22 @@ it("sqlite state survives a reopen", async () => {
   const b = new SqliteStore(file);
   expect(await b.ledgerHas("k", { path: "x", size: 1, modified: null })).toBe(true);
   await b.close();
+});
+
+it("reads a log record stored whole by an older version as it was", async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db");
+  await new SqliteStore(file).close();
+  const record = {
+    id: "old-1", action: "edit", channel_id: "", context: "", field_data: "", identifier: "SKU1", job_id: "run-1", integration: "conveyor",
+    message: "{}", method: "auto", operation: "import", request_id: "bulk-1", result: "warning", sd_user_id: "demo", timestamp: "2026-11-21 10:00:00",
+    type: "item", instance: 0, log_level: 1, sd_acct_id: 0,
+  };
+  const raw = new Database(file);
+  raw.prepare("INSERT INTO logs (account, id, identifier, job_id, request_id, timestamp, body) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .run("demo", record.id, record.identifier, record.job_id, record.request_id, record.timestamp, JSON.stringify(record));
+  raw.close();
+  const store = new SqliteStore(file);
+  const page = await store.searchLogs({ account: "demo", identifier: ["SKU1"] });
+  expect(page.logs.map((l) => JSON.stringify(l))).toEqual([JSON.stringify(record)]);
+  await store.close();
 });

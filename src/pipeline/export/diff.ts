@@ -96,7 +96,8 @@ export class ExportSnapshot {
     if (!rows.length) return;
     this.staged += rows.length;
     let text = "";
-    for (const row of rows) text += `${JSON.stringify([this.id(row), row.hash])}\n`;
+    // `<hash> <identifier as JSON>`: the hash is base64, never a space; one JSON string, not an array, per row.
+    for (const row of rows) text += `${row.hash} ${JSON.stringify(this.id(row))}\n`;
     if (!this.out.write(text)) await once(this.out, "drain");
   }
 
@@ -122,7 +123,9 @@ export class ExportSnapshot {
     const lines = createInterface({ input: createReadStream(this.options.stagePath), crlfDelay: Infinity });
     for await (const line of lines) {
       if (line === "") continue;
-      const [identifier, hash] = JSON.parse(line) as [string, string];
+      const space = line.indexOf(" ");
+      const hash = line.slice(0, space);
+      const identifier = JSON.parse(line.slice(space + 1)) as string;
       if (failed.has(identifier)) continue;
       onCommitted?.(identifier);
       batch.push({ identifier, values: { h: hash } });

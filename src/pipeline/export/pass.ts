@@ -76,6 +76,19 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     const changes = await snapshot.classify(pending);
     // A record per row only for whoever reads one: a CSV file alone is written from the values.
     const records = !renderer.takesValues || spool !== null || ctx.debug.wantsRecords;
+    if (!records && renderer.writeValues) {
+      // The CSV path of a big export: the rows' values straight to the writer, no item per row.
+      const sent = pending.filter((_row, i) => {
+        const change = changes[i] ?? "create";
+        counts[change]++;
+        return change !== "unchanged";
+      });
+      await renderer.writeValues(sent.map((row) => row.values));
+      await snapshot.stageMany(sent);
+      pending = [];
+      ctx.stage("render", counts.rows);
+      return;
+    }
     const out: { row: Pending; record: Record<string, string> }[] = [];
     for (const [i, row] of pending.entries()) {
       const change = changes[i] ?? "create";
@@ -149,7 +162,8 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     ctx.stage("commit", counts.rows);
     // A pass whose every record was refused delivered nothing: the snapshot stays.
     // Each record of a delivered file gets its log record (per-record http logged each answer already).
-    const logged = spool ? undefined : (identifier: string): void => input.logs?.add({ action: "export", identifier, result: "success", message: { file: file.name } });
+    const message = { file: file.name };
+    const logged = spool ? undefined : (identifier: string): void => input.logs?.add({ action: "export", identifier, result: "success", message });
     if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds, logged);
     return { output: true, file, delivery };
   } finally {

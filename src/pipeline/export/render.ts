@@ -35,6 +35,8 @@ export interface PassRenderer {
   /** True when `writeBatch` writes from `values` alone, so the pass need not build a record per row. */
   readonly takesValues: boolean;
   recordOf(values: readonly string[]): Record<string, string>;
+  /** Rows of values in column order, when the writer takes them (CSV, TSV) and no one needs a record per row. */
+  writeValues?(rows: readonly (readonly string[])[]): Promise<void>;
   /** Writes the records; a per-record template also returns each one's render. */
   writeBatch(items: readonly RenderItem[]): Promise<string[] | null>;
   close(): Promise<RenderedFile>;
@@ -108,6 +110,15 @@ export class ExportRenderer implements PassRenderer {
   async write(record: Record<string, string>): Promise<void> {
     this.rows++;
     await this.writer.write(record);
+  }
+
+  async writeValues(rows: readonly (readonly string[])[]): Promise<void> {
+    if (!this.writer.writeRows) {
+      await this.writeBatch(rows.map((values) => ({ record: this.recordOf(values), values, data: {} })));
+      return;
+    }
+    this.rows += rows.length;
+    await this.writer.writeRows(rows);
   }
 
   async writeBatch(items: readonly RenderItem[]): Promise<null> {
