@@ -62,8 +62,8 @@ describe("conveyor --help at start-up", () => {
 /**
  * The same for a small ad hoc run: a debug run of a 12-row CSV feed in the
  * account's storage, on the embedded service, loads neither the libraries
- * of other connection types and formats nor the template engine, and
- * starts no thread to write its dozen plan lines.
+ * of other connection types and formats nor the template engine nor
+ * undici's index, and starts no thread to write its dozen plan lines.
  */
 const RUN_UNUSED = ["@aws-sdk", "exceljs", "pg", "pg-boss", "imapflow", "nodemailer", "ssh2", "basic-ftp", "twig", "cli-progress", "@xmldom", "xpath", "jsonpath-plus", "saxes", "stream-json"];
 
@@ -100,5 +100,8 @@ describe("a small debug run at start-up", () => {
     const loaded = RUN_UNUSED.filter((name) => [...packages].some((p) => p === name || p.startsWith(`${name}/`)));
     expect(loaded).toEqual([]);
     expect(urls.filter((u) => u.includes("op-writer-thread") || u.includes("connectors/http."))).toEqual([]);
+    // The service transport takes undici's Agent and request alone (src/service/undici-lean.ts), not its index.
+    expect(urls.some((u) => u.includes("undici/lib/dispatcher/agent.js"))).toBe(true);
+    expect(urls.filter((u) => u.endsWith("node_modules/undici/index.js"))).toEqual([]);
   }, 90_000);
 });
