@@ -9,7 +9,7 @@
  */
 
 import { OpFiles, type OpFilesOptions } from "./op-files.js";
-import type { FromThread, ToThread } from "./op-writer.js";
+import type { FromThread, ToThread } from "./op-messages.js";
 
 export interface OpQueueOptions {
   options: OpFilesOptions;

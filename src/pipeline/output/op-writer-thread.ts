@@ -9,7 +9,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { adoptSecretValues } from "../../secrets.js";
 import { opQueue } from "./op-queue.js";
-import type { FromThread, OpThreadData, ToThread } from "./op-writer.js";
+import type { FromThread, OpThreadData, ToThread } from "./op-messages.js";
 
 const port = parentPort;
 if (!port) throw new Error("op-writer-thread runs as a worker thread");

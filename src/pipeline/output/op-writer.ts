@@ -19,17 +19,11 @@ import { ConveyorError } from "../../errors.js";
 import { secretCount, secretValues } from "../../secrets.js";
 import { startThread } from "../../thread.js";
 import type { OpFilesOptions, OpFilesResult } from "./op-files.js";
-import { OpPageEncoder, type OpPage } from "./op-pages.js";
+import type { FromThread, OpThreadData, ToThread } from "./op-messages.js";
+import { OpPageEncoder } from "./op-pages.js";
 import { opQueue } from "./op-queue.js";
 import type { PlannedOp } from "../planned-op.js";
 
-export type ToThread = { type: "page"; page: OpPage; secrets?: string[] } | { type: "finish" } | { type: "discard" };
-export type FromThread = { type: "done" } | { type: "finished"; result: OpFilesResult } | { type: "discarded" } | { type: "failed"; message: string };
-
-export interface OpThreadData {
-  options: OpFilesOptions;
-  secrets: string[];
-}
 
 const PAGE_OPS = 500;
 const MAX_IN_FLIGHT = 8;
