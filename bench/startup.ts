@@ -1,14 +1,15 @@
 /**
  * `npm run bench:startup`: how long a user waits for the CLI (issue 28).
  * Runs `node -e 0`, `conveyor --help` and a debug run of a 12-row storage
- * feed on the embedded default, each 10 times, and prints the median and p90
- * wall time against the targets; exits 1 on a miss. It measures the built
+ * feed (aged an hour, so no run waits on min_age) on the embedded default,
+ * each 10 times, and prints the median and p90 wall time against the
+ * targets; exits 1 on a miss. It measures the built
  * program (dist/src/cli.js) and builds nothing itself: run `npm run build`
  * first. Each run is a fresh process, as a user's is.
  */
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -43,7 +44,13 @@ function storageFeed(dir: string): string {
   const feeds = path.join(dir, "data", "storage", "demo", "feeds", "bench");
   mkdirSync(feeds, { recursive: true });
   const rows = Array.from({ length: 12 }, (_, i) => `SKU-${i + 1},${i * 3},${(i + 1.5).toFixed(2)}`);
-  writeFileSync(path.join(feeds, "stock.csv"), `sku,stock,cost\n${rows.join("\n")}\n`);
+  const feed = path.join(feeds, "stock.csv");
+  writeFileSync(feed, `sku,stock,cost\n${rows.join("\n")}\n`);
+  // Aged past min_age (30 s by default): a file written just now may still be uploading, and a
+  // run waits for it to prove stable (automations.md). That wait is right for a fresh upload but
+  // is not start-up, which is what this bench measures.
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  utimesSync(feed, hourAgo, hourAgo);
   const definition = path.join(dir, "startup-bench.json");
   writeFileSync(
     definition,

@@ -1,13 +1,14 @@
+import { ConveyorError } from "../src/errors.js";
 import type { Connector } from "./types.js";
 
 /**
  * A connector whose implementation loads with its first operation: the
- * libraries of the types (ssh2, basic-ftp, imapflow, nodemailer, the AWS SDK)
- * cost more to load than most runs take, and a run or a command needs at most
- * one or two of them. `open` loads the module and builds the real connector;
+ * libraries of the types (ssh2, basic-ftp, imapflow, nodemailer, the AWS SDK,
+ * http's XML and JSONPath parsers) cost more to load than most runs take, and
+ * a run or a command needs at most one or two of them. `open` loads the module and builds the real connector;
  * an error it throws is the first operation's error.
  */
-export function deferredConnector(type: string, open: () => Promise<Connector>): Connector {
+export function deferredConnector(type: string, open: () => Promise<Connector>, options: { sendsRecords?: boolean } = {}): Connector {
   let real: Connector | undefined;
   let pending: Promise<Connector> | undefined;
   const get = (): Promise<Connector> =>
@@ -15,7 +16,7 @@ export function deferredConnector(type: string, open: () => Promise<Connector>):
       real = connector;
       return connector;
     }));
-  return {
+  const connector: Connector = {
     type,
     list: async (folder) => (await get()).list(folder),
     download: async (file, localPath) => (await get()).download(file, localPath),
@@ -31,4 +32,13 @@ export function deferredConnector(type: string, open: () => Promise<Connector>):
     },
     facts: () => real?.facts?.() ?? {},
   };
+  // Only where the type sends records: the export asks whether the connector has the method before it renders a record.
+  if (options.sendsRecords) {
+    connector.sendRecords = async (records) => {
+      const opened = await get();
+      if (!opened.sendRecords) throw new ConveyorError("internal", `the ${type} connector declares send but has no sendRecords`);
+      return opened.sendRecords(records);
+    };
+  }
+  return connector;
 }

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { pointerRulesSchema } from "../src/pointers/rules.js";
 import { flag, known, nonEmpty, oneOf, text } from "../src/schema-kit.js";
-import { createHttpConnector } from "./http.js";
 import type { ConnectorSpec } from "./spec.js";
 import { address, password, username, validate } from "./spec-keys.js";
 import { RUNTIME_PLACEHOLDER } from "./http-refs.js";
@@ -70,5 +69,6 @@ export const httpSpec: ConnectorSpec = {
   settings: ["allowPrivateHosts"],
   refusalHint: "http connections only download (import) or send (export); use after_import: keep",
   joinsPages: (conn) => conn.paginate === true,
-  create: createHttpConnector,
+  // The connector, with undici, the XML parser and JSONPath, loads with its first operation.
+  load: async () => (await import("./http.js")).createHttpConnector,
 };

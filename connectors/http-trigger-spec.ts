@@ -2,7 +2,7 @@ import { z } from "zod";
 import { issueAdder, known, nonEmpty, oneOf, text, wrongValue, type Add } from "../src/schema-kit.js";
 import type { RuleKit } from "./spec.js";
 import { runtimeRefs, stringsOf } from "./http-refs.js";
-import { regexProblem, xpathProblem } from "./http-values.js";
+import { regexProblem, xpathProblem } from "./http-value-checks.js";
 
 // The keys of http `triggers`, and the rules and warnings over
 // them that need the whole connection: which trigger values a request may use.

@@ -1,11 +1,11 @@
 import { runInNewContext } from "node:vm";
 import { DOMParser } from "@xmldom/xmldom";
 import { JSONPath } from "jsonpath-plus";
-import * as xpathLib from "xpath";
 import { ConveyorError } from "../src/errors.js";
 import { isSecretHeader, isSecretKey, isSecretParam, maskSecrets } from "../src/secrets.js";
 import type { HttpConnection, HttpTrigger } from "./http-connection.js";
 import { runtimeRefs, stringsOf } from "./http-refs.js";
+import { parseXPath } from "./http-value-checks.js";
 
 // What a trigger's answer yields: by JSONPath, XPath, a header or the first
 // capture group of a regular expression; with none of them, the body itself.
@@ -19,34 +19,6 @@ export interface TriggerAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-}
-
-interface XPathResult {
-  stringValue(): string;
-  toArray?: () => unknown[];
-}
-
-/** The `parse` of the xpath package; its typings only declare the one-shot `select`. */
-const parseXPath = (xpathLib as unknown as { parse: (expression: string) => { evaluate(o: { node: unknown; allowAnyNamespaceForNoPrefix: boolean }): XPathResult } }).parse;
-
-/** Null when `expression` is a valid XPath 1.0 expression, else why not. */
-export function xpathProblem(expression: string): string | null {
-  try {
-    parseXPath(expression);
-    return null;
-  } catch (err) {
-    return `is not a valid XPath 1.0 expression: ${String(err)}`;
-  }
-}
-
-/** Null when `pattern` compiles and has a capture group, else why not. */
-export function regexProblem(pattern: string): string | null {
-  try {
-    const groups = new RegExp(`${pattern}|`).exec("")?.length ?? 1;
-    return groups > 1 ? null : "has no capture group: the value is what the first ( ) matches";
-  } catch (err) {
-    return `is not a valid regular expression: ${(err as Error).message}`;
-  }
 }
 
 /** The JSON of an answer, or a file_format error naming the trigger. */

@@ -85,7 +85,7 @@ export function createConnector(connection: ConnectionConfig, context: Connector
   if (spec.create) return completeConnector(spec, spec.create(connection, own));
   const { load } = spec;
   if (!load) throw new ConveyorError("internal", `the ${spec.label} connector spec has neither create nor load`);
-  return deferredConnector(spec.type, async () => completeConnector(spec, (await load())(connection, own)));
+  return deferredConnector(spec.type, async () => completeConnector(spec, (await load())(connection, own)), { sendsRecords: spec.capabilities.includes("send") });
 }
 
 /**

@@ -1,4 +1,5 @@
-import { SingleBar, Presets } from "cli-progress";
+import type * as CliProgress from "cli-progress";
+import { lazyRequire } from "../lazy-require.js";
 import type { RunProgress } from "../pipeline/environment.js";
 import { countLarge, noun } from "../plural.js";
 
@@ -16,6 +17,9 @@ export interface ProgressView {
 /** Stages in which rows stream in: the rate means something only there. */
 const READING = new Set(["read", "plan"]);
 const BAR_WIDTH = 20;
+
+// Only a run on a terminal draws the bar: `--json`, scripts and the daemon never load it.
+const cliProgress = lazyRequire<typeof CliProgress>("cli-progress");
 
 export interface ProgressState {
   /** When the first row-reading stage began (ms), null before. */
@@ -42,6 +46,7 @@ export function progressFields(p: RunProgress, state: ProgressState, now: number
 
 export function progressView(enabled: boolean): ProgressView {
   if (!enabled || !process.stderr.isTTY) return { update: () => undefined, stop: () => undefined };
+  const { SingleBar, Presets } = cliProgress();
   const bar = new SingleBar(
     {
       format: " {stage} | {rows} | {rate} rows/s | {files}{duration_formatted}",

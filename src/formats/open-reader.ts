@@ -8,12 +8,9 @@ import { openCsvReader } from "./csv-reader.js";
 import { decodeHead, decodeText, detectCharset } from "./decode.js";
 import { blankFileProblem, detectFormat, htmlPageProblem, type Detected } from "./detect.js";
 import { openFixedReader } from "./fixed-reader.js";
-import { openJsonReader } from "./json-reader.js";
 import { chainReaders } from "./multi-reader.js";
 import { openXlsxReader } from "./xlsx-reader.js";
-import { openXmlReader } from "./xml-reader.js";
 import { markUndecodable, type DecodeStats } from "./undecodable.js";
-import { openZip, selectEntries } from "./zip.js";
 import type { ReadOptions, RecordReader } from "./types.js";
 
 /** Bytes read at a time: the stream reads one chunk ahead of the parser (decodeText cuts it smaller). */
@@ -40,6 +37,8 @@ async function firstBytes(localPath: string): Promise<Buffer> {
 export async function openReader(localPath: string, options: ReadOptions): Promise<RecordReader> {
   const head = await firstBytes(localPath);
   if (!isZip(head)) return openStream(createReadStream(localPath, { highWaterMark: CHUNK }), basename(localPath), options, async () => {});
+  // The zip, JSON and XML readers load with the first file that needs them: most feeds are CSV.
+  const { openZip, selectEntries } = await import("./zip.js");
   const zip = await openZip(localPath);
   if (zip.isXlsx) {
     zip.close();
@@ -102,9 +101,9 @@ function textReader(detected: Detected, text: AsyncIterable<string>, name: strin
     case "fixed":
       return Promise.resolve(openFixedReader(text, options.skip_lines ?? 0, onClose));
     case "json":
-      return openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines, preview: head }, onClose);
+      return import("./json-reader.js").then(({ openJsonReader }) => openJsonReader(text, { root: options.root, jsonpath: options.jsonpath, lines: detected.jsonLines, preview: head }, onClose));
     case "xml":
-      return openXmlReader(text, { root: options.root, xpath: options.xpath, preview: head }, onClose);
+      return import("./xml-reader.js").then(({ openXmlReader }) => openXmlReader(text, { root: options.root, xpath: options.xpath, preview: head }, onClose));
     case "xlsx":
       throw new ConveyorError("file_format", `${name} is not an xlsx workbook (its first bytes are not a zip archive)`, {
         hint: "Check the file, or set format to csv if it is a CSV file with an .xlsx name.",

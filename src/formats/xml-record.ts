@@ -1,6 +1,11 @@
-import { DOMParser } from "@xmldom/xmldom";
-import * as xpathLib from "xpath";
+import type * as XmlDom from "@xmldom/xmldom";
+import type * as XPath from "xpath";
 import { ConveyorError } from "../errors.js";
+import { lazyRequire } from "../lazy-require.js";
+
+// Both load with the first XML record that needs them: every run's decoder knows this module, few feeds are XML.
+const xmlDom = lazyRequire<typeof XmlDom>("@xmldom/xmldom");
+const xpathLib = lazyRequire<typeof XPath>("xpath");
 
 /** One record of an XML file for `xpath: 1`: its own small document, parsed on first use. */
 export class XmlRecord {
@@ -14,7 +19,7 @@ export class XmlRecord {
   /** The record's element, the context node of the field_map expressions. */
   node(): unknown {
     if (this.element === null) {
-      const doc = new DOMParser({ onError: () => {} }).parseFromString(this.xml, "text/xml");
+      const doc = new (xmlDom().DOMParser)({ onError: () => {} }).parseFromString(this.xml, "text/xml");
       this.element = doc.documentElement;
     }
     return this.element;
@@ -43,7 +48,7 @@ interface CompiledXPath {
 }
 
 /** The `parse` of the xpath package compiles once; its typings only declare the one-shot `select`. */
-const parseXPath = (xpathLib as unknown as { parse: (expression: string) => CompiledXPath }).parse;
+const parseXPath = (expression: string): CompiledXPath => (xpathLib() as unknown as { parse: (expression: string) => CompiledXPath }).parse(expression);
 
 /**
  * A field_map XPath 1.0 expression relative to one record. A node-set gives the text of its first

@@ -14,11 +14,9 @@ import { newCounter } from "../service/index.js";
 import type { RunOutcome, RunRecord } from "../state/index.js";
 import { DebugFiles } from "./debug-files.js";
 import type { RunEnvironment, RunOptions, RunStage } from "./environment.js";
-import { runExport } from "./export/run.js";
 import { failedRecordsError } from "./failure-tally.js";
 import { runImport } from "./import/run.js";
 import { RunRecorder, newRunId } from "./recorder.js";
-import { runUndo } from "../undo/undo-run.js";
 import type { PassOutcome } from "./run-context.js";
 
 export function runFolder(dataDir: string, runId: string): string {
@@ -67,8 +65,9 @@ export async function runAutomation(env: RunEnvironment, given: RunOptions): Pro
         hint: "events start order exports only (type orders, action export); run it without events",
       });
     }
-    if (options.undo) result = await runUndo({ env, options, automation, recorder, client, debug, workDir, now, stage }, options.undo);
-    else if (automation.action === "export") result = await runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
+    // Each direction's modules load with its first run: a small import need not load the export's renderers or the undo.
+    if (options.undo) result = await (await import("../undo/undo-run.js")).runUndo({ env, options, automation, recorder, client, debug, workDir, now, stage }, options.undo);
+    else if (automation.action === "export") result = await (await import("./export/run.js")).runExport({ env, options, automation, recorder, client, debug, workDir, now, stage });
     else {
       if (automation.type === "fitment") throw new ConveyorError("usage", "imports of fitment are not available: fitment is export only");
       result = await runImport({ env, options, automation, recorder, client, debug, workDir, now, stage });

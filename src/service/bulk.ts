@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { createReadStream, openAsBlob } from "node:fs";
 import path from "node:path";
-import { FormData } from "undici";
 import { ConveyorError, toConveyorError } from "../errors.js";
 import { backoffDelay, sleep } from "../retry.js";
 import { csvRows } from "./csv.js";
 import type { ServiceCaller } from "./http.js";
 import { bulkJobsOf, type BulkJob } from "./jobs.js";
+import { newFormData } from "./undici-lean.js";
 import { asRecord, v1Failure } from "./response.js";
 
 export type { BulkJob };
@@ -129,7 +129,7 @@ export async function submitBulk(caller: ServiceCaller, filePath: string, option
         method: "POST",
         path: "/v1/bulk",
         multipart: () => {
-          const form = new FormData();
+          const form = newFormData();
           form.append("bulk_name", options.name);
           if (options.email) form.append("bulk_email", options.email);
           form.append("skip_all", options.skipAll ? "1" : "0");

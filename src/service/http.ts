@@ -1,4 +1,5 @@
-import { Agent, request, type Dispatcher, type FormData } from "undici";
+import type { Dispatcher, FormData } from "undici";
+import { Agent, request } from "./undici-lean.js";
 import type { Readable } from "node:stream";
 import { ConveyorError } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";

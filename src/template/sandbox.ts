@@ -7,9 +7,14 @@
  * @module
  */
 
-import Twig, { type TwigCore, type TwigExports, type TwigFilter } from "twig";
+import type Twig from "twig";
+import type { TwigCore, TwigExports, TwigFilter } from "twig";
+import { lazyRequire } from "../lazy-require.js";
 import { installFilters, type FilterSettings } from "./filters.js";
 import { toInstant } from "./date-format.js";
+
+// twig.js and locutus load with the first template: reading a definition without one, or a run without one, never needs them.
+const twigModule = lazyRequire<typeof Twig>("twig");
 
 /** Tags that read or define other templates: refused with a clear message before twig.js sees them. */
 export const FORBIDDEN_TAGS = ["include", "embed", "endembed", "extends", "import", "from", "use", "source", "macro", "endmacro", "block", "endblock", "sandbox", "endsandbox"];
@@ -37,7 +42,7 @@ function refusedLoader(): never {
 }
 
 export function sandboxedTwig(settings: SandboxSettings): Sandboxed {
-  const twig = Twig.factory();
+  const twig = twigModule().factory();
   twig.cache(false);
   let captured: TwigCore | null = null;
   let produced = 0;

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -38,9 +38,9 @@ function packagesOf(urls: readonly string[]): Set<string> {
   return found;
 }
 
-function run(args: string[]): Promise<{ code: number; stdout: string }> {
+function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "--import", hook, "src/cli.ts", ...args], { timeout: 60_000 }, (err, stdout) =>
+    execFile(process.execPath, ["--import", "tsx", "--import", hook, "src/cli.ts", ...args], { timeout: 60_000, env }, (err, stdout) =>
       resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout }),
     );
   });
@@ -56,5 +56,52 @@ describe("conveyor --help at start-up", () => {
     expect(packages).toContain("commander");
     const loaded = HEAVY.filter((name) => [...packages].some((p) => p === name || p.startsWith(`${name}/`)));
     expect(loaded).toEqual([]);
+  }, 90_000);
+});
+
+/**
+ * The same for a small ad hoc run: a debug run of a 12-row CSV feed in the
+ * account's storage, on the embedded service, loads neither the libraries
+ * of other connection types and formats nor the template engine nor
+ * undici's index, and starts no thread to write its dozen plan lines.
+ */
+const RUN_UNUSED = ["@aws-sdk", "exceljs", "pg", "pg-boss", "imapflow", "nodemailer", "ssh2", "basic-ftp", "twig", "cli-progress", "@xmldom", "xpath", "jsonpath-plus", "saxes", "stream-json"];
+
+describe("a small debug run at start-up", () => {
+  it("loads only what a CSV storage feed uses", async () => {
+    const data = path.join(dir, "data");
+    const feeds = path.join(data, "storage", "demo", "feeds");
+    mkdirSync(feeds, { recursive: true });
+    const feed = path.join(feeds, "stock.csv");
+    writeFileSync(feed, `sku,stock\n${Array.from({ length: 12 }, (_, i) => `SKU-${i},${i}`).join("\n")}\n`);
+    // Past min_age: a fresh file would be waited for, which is not what this test is about.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(feed, hourAgo, hourAgo);
+    const definition = path.join(dir, "startup-run.json");
+    writeFileSync(
+      definition,
+      JSON.stringify({
+        name: "Startup run",
+        slug: "startup-run",
+        active: true,
+        schedule: "0 * * * *",
+        type: "products",
+        action: "import",
+        connection: { type: "sdsftp", path: "feeds" },
+        file_configs: [{ name: "stock.csv", identifier: "sku", update: "edit", field_map: { sku: "sku", stock: "stock" } }],
+      }),
+    );
+    const result = await run(["run", definition, "--debug", "--json"], { ...process.env, CONVEYOR_DATA_DIR: data, CONVEYOR_AUTOMATIONS: "" });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ outcome: "success", counts: { rows: 12 } });
+    const urls = readFileSync(out, "utf8").split("\n");
+    const packages = packagesOf(urls);
+    expect(packages).toContain("zod");
+    const loaded = RUN_UNUSED.filter((name) => [...packages].some((p) => p === name || p.startsWith(`${name}/`)));
+    expect(loaded).toEqual([]);
+    expect(urls.filter((u) => u.includes("op-writer-thread") || u.includes("connectors/http."))).toEqual([]);
+    // The service transport takes undici's Agent and request alone (src/service/undici-lean.ts), not its index.
+    expect(urls.some((u) => u.includes("undici/lib/dispatcher/agent.js"))).toBe(true);
+    expect(urls.filter((u) => u.endsWith("node_modules/undici/index.js"))).toEqual([]);
   }, 90_000);
 });

@@ -13,12 +13,10 @@ import type { ConveyorError } from "../../errors.js";
 import { pointerRulesOf, readPointers } from "../../pointers/index.js";
 import type { RunFile } from "../../state/index.js";
 import { ledgerKey } from "./fetch.js";
-import { openBulkFilePass } from "./bulk.js";
-import { openOrderPass } from "./orders.js";
 import { openProductPass } from "./products.js";
 import { openImportSource } from "./source.js";
 import { LogWriter } from "../logs.js";
-import { runPass } from "./pass-driver.js";
+import { runPass, type PassInput, type PassStrategy } from "./pass-driver.js";
 import { commitPointers, PointerTally } from "./pointer-tally.js";
 import { journalEnabled, UndoJournalWriter } from "../../undo/journal-writer.js";
 import { undoRefusal } from "../../undo/undoable.js";
@@ -60,7 +58,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
       });
       // The pass sees the error; a pass that fails before it awaits the files must not leave it unhandled.
       downloads.push(files.catch(() => undefined));
-      const open = config.bulk_file ? openBulkFilePass : automation.type === "orders" ? openOrderPass : openProductPass;
+      const open = passOpener(Boolean(config.bulk_file), automation.type === "orders");
       let ledgered = false;
       const pass = await runPass({
         input: {
@@ -114,4 +112,11 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   const commits = live && !held && !pointers.empty && (options.localFiles ?? []).length === 0;
   const commit = commits ? () => commitPointers(ctx.env.store, options.key, rules, pointers.values()) : undefined;
   return { guard: null, nothing: !foundAny, applyError, ...(commit ? { commit } : {}) };
+}
+
+/** A file config's pass; the order and bulk-file passes load with the first run that has one (most import products). */
+function passOpener(bulkFile: boolean, orders: boolean): (input: PassInput) => Promise<PassStrategy> {
+  if (bulkFile) return async (input) => (await import("./bulk.js")).openBulkFilePass(input);
+  if (orders) return async (input) => (await import("./orders.js")).openOrderPass(input);
+  return openProductPass;
 }

@@ -6,6 +6,11 @@
  * a page at a time and waits only when the thread is MAX_IN_FLIGHT pages
  * behind, so memory stays bounded whatever the feed's size.
  *
+ * The thread starts with the first full page. A pass that plans fewer
+ * writes than one page (a small feed, or a large one that barely changed)
+ * is written in this process when it finishes: starting a thread costs more
+ * than writing those lines, and a small ad hoc run waited for it.
+ *
  * @module
  */
 
@@ -14,16 +19,11 @@ import { ConveyorError } from "../../errors.js";
 import { secretCount, secretValues } from "../../secrets.js";
 import { startThread } from "../../thread.js";
 import type { OpFilesOptions, OpFilesResult } from "./op-files.js";
-import { OpPageEncoder, type OpPage } from "./op-pages.js";
+import type { FromThread, OpThreadData, ToThread } from "./op-messages.js";
+import { OpPageEncoder } from "./op-pages.js";
+import { opQueue } from "./op-queue.js";
 import type { PlannedOp } from "../planned-op.js";
 
-export type ToThread = { type: "page"; page: OpPage; secrets?: string[] } | { type: "finish" } | { type: "discard" };
-export type FromThread = { type: "done" } | { type: "finished"; result: OpFilesResult } | { type: "discarded" } | { type: "failed"; message: string };
-
-export interface OpThreadData {
-  options: OpFilesOptions;
-  secrets: string[];
-}
 
 const PAGE_OPS = 500;
 const MAX_IN_FLIGHT = 8;
@@ -33,30 +33,35 @@ interface Pending<T> {
   reject: (err: ConveyorError) => void;
 }
 
+/** Where the pages go: the writer thread, or the same queue in this process. */
+interface Channel {
+  threaded: boolean;
+  post(msg: ToThread): void;
+  close(): Promise<void>;
+}
+
 export class OpWriter {
   private encoder = new OpPageEncoder();
   private inFlight = 0;
   private readonly waiting: Array<Pending<void>> = [];
   private request: (Pending<OpFilesResult | null> & { kind: "finished" | "discarded" }) | null = null;
   private failure: ConveyorError | null = null;
-  private secretsSent: number;
+  private secretsSent = 0;
   private closed = false;
+  private channel: Channel | null = null;
+  private readonly planned: boolean;
 
-  private constructor(
-    private readonly thread: Worker,
-    private readonly planned: boolean,
-  ) {
-    this.secretsSent = secretCount();
-    thread.on("message", (msg: FromThread) => this.receive(msg));
-    thread.on("error", (err) => this.fail(new ConveyorError("internal", `The thread writing the bulk files failed: ${err.message}`, { cause: err })));
-    thread.on("exit", (code) => {
-      if (!this.closed) this.fail(new ConveyorError("internal", `The thread writing the bulk files stopped (exit code ${code})`));
-    });
+  private constructor(private readonly options: OpFilesOptions) {
+    this.planned = options.planPath !== null;
   }
 
   static open(options: OpFilesOptions): OpWriter {
-    const data: OpThreadData = { options, secrets: secretValues() };
-    return new OpWriter(startThread("op-writer-thread", import.meta.url, data), options.planPath !== null);
+    return new OpWriter(options);
+  }
+
+  /** Whether the operations went to a thread (for the tests: a small pass starts none). */
+  get threaded(): boolean {
+    return this.channel?.threaded ?? false;
   }
 
   /** Returns a promise only when the thread is behind and the planner must wait for it. */
@@ -65,12 +70,12 @@ export class OpWriter {
     // Neither file has a line for an unchanged record; a skipped one is only a plan line.
     if (op.kind === "unchanged" || (op.kind === "skipped" && !this.planned)) return undefined;
     this.encoder.add(op);
-    return this.encoder.size < PAGE_OPS ? undefined : this.send();
+    return this.encoder.size < PAGE_OPS ? undefined : this.send(true);
   }
 
   /** Writes what is left and closes every file; the bulk files in the order they were started. */
   async finish(): Promise<OpFilesResult> {
-    if (this.encoder.size) await this.send();
+    if (this.encoder.size) await this.send(false);
     const result = await this.ask({ type: "finish" }, "finished");
     if (!result) throw new ConveyorError("internal", "The thread writing the bulk files gave no result");
     return result;
@@ -80,24 +85,57 @@ export class OpWriter {
   async discard(): Promise<void> {
     // The page not sent may hold column lists the thread has never seen: the next pages send theirs afresh.
     this.encoder = new OpPageEncoder();
+    // Nothing was sent anywhere yet: the operations so far were all in that page.
+    if (!this.channel) return;
     await this.ask({ type: "discard" }, "discarded");
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.thread.terminate();
+    await this.channel?.close();
     this.fail(new ConveyorError("internal", "The bulk file writer is closed"));
   }
 
-  private send(): Promise<void> | undefined {
+  /** The channel, made on first use: a full page starts the thread, the last page of a small pass stays here. */
+  private open(full: boolean): Channel {
+    this.channel ??= full ? this.startThread() : this.inProcess();
+    return this.channel;
+  }
+
+  private startThread(): Channel {
+    const data: OpThreadData = { options: this.options, secrets: secretValues() };
+    this.secretsSent = data.secrets.length;
+    const thread: Worker = startThread("op-writer-thread", import.meta.url, data);
+    thread.on("message", (msg: FromThread) => this.receive(msg));
+    thread.on("error", (err) => this.fail(new ConveyorError("internal", `The thread writing the bulk files failed: ${err.message}`, { cause: err })));
+    thread.on("exit", (code) => {
+      if (!this.closed) this.fail(new ConveyorError("internal", `The thread writing the bulk files stopped (exit code ${code})`));
+    });
+    return {
+      threaded: true,
+      post: (msg) => thread.postMessage(msg),
+      close: async () => {
+        await thread.terminate();
+      },
+    };
+  }
+
+  private inProcess(): Channel {
+    const queue = opQueue({ options: this.options, reply: (msg) => this.receive(msg) });
+    // Closed mid-write (a pass that failed elsewhere), it lets the write end rather than leave files half open.
+    return { threaded: false, post: (msg) => queue.post(msg), close: () => queue.drained() };
+  }
+
+  private send(full: boolean): Promise<void> | undefined {
+    const channel = this.open(full);
     const message: ToThread = { type: "page", page: this.encoder.take() };
-    // A secret registered since the last page (a token fetched mid-run) must be masked there too.
-    if (secretCount() !== this.secretsSent) {
+    // A secret registered since the last page (a token fetched mid-run) must be masked there too; in process it is known.
+    if (channel.threaded && secretCount() !== this.secretsSent) {
       message.secrets = secretValues();
       this.secretsSent = message.secrets.length;
     }
-    this.thread.postMessage(message);
+    channel.post(message);
     this.inFlight++;
     if (this.inFlight < MAX_IN_FLIGHT) return undefined;
     return new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
@@ -105,9 +143,10 @@ export class OpWriter {
 
   private ask(message: ToThread, kind: "finished" | "discarded"): Promise<OpFilesResult | null> {
     if (this.failure) return Promise.reject(this.failure);
+    const channel = this.open(false);
     return new Promise((resolve, reject) => {
       this.request = { resolve, reject, kind };
-      this.thread.postMessage(message);
+      channel.post(message);
     });
   }
 

@@ -132,6 +132,7 @@ describe("OpWriter", () => {
     try {
       for (const op of planned) await writer.add(op);
       const result = await writer.finish();
+      expect(writer.threaded).toBe(true);
       expect(result.planned).toBe(true);
       expect(result.files.map((f) => [f.name, f.action, f.columns, f.rows])).toEqual(expected.files.map((f) => [f.name, f.action, f.columns, f.rows]));
     } finally {
@@ -171,12 +172,36 @@ describe("OpWriter", () => {
     expect(readFileSync(path.join(dir, "bulk", "bulk-1.csv"), "utf8")).toBe("action,guid,title\r\nadd,A1,again\r\n");
   });
 
+  it("writes a pass of fewer writes than a page in process, the same bytes, without a thread", async () => {
+    const planned = ops(120);
+    const [inProcess, small] = [folder(), folder()];
+    for (const dir of [inProcess, small]) mkdirSync(path.join(dir, "bulk"));
+    const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 50, planPath: path.join(dir, "plan.csv") });
+    const local = await OpFiles.open(options(inProcess));
+    for (const op of planned) await local.add(opRow(op));
+    const expected = await local.finish();
+    const writer = OpWriter.open(options(small));
+    try {
+      for (const op of planned) await writer.add(op);
+      const result = await writer.finish();
+      expect(writer.threaded).toBe(false);
+      expect(result.files.map((f) => [f.name, f.action, f.columns, f.rows])).toEqual(expected.files.map((f) => [f.name, f.action, f.columns, f.rows]));
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(path.join(small, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
+    expect(files(path.join(small, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+  });
+
   it("masks a secret registered after the thread started", async () => {
     const dir = folder();
     mkdirSync(path.join(dir, "bulk"));
     const planPath = path.join(dir, "plan.csv");
     const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath });
     try {
+      // A full page first: the thread is running when the secret appears.
+      for (const op of ops(600)) await writer.add(op);
+      expect(writer.threaded).toBe(true);
       registerSecret("late-Token-4711-xyz");
       await writer.add({ kind: "create", action: "add", identifier: "A1", line: 2, changes: [{ field: "note", before: null, after: "key late-Token-4711-xyz here" }] });
       await writer.finish();
@@ -201,6 +226,22 @@ describe("OpWriter", () => {
       expect(err).toBeInstanceOf(ConveyorError);
       expect((err as ConveyorError).code).toBe("internal");
       expect((err as ConveyorError).message).toMatch(/ENOTDIR|not a directory/);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it("fails a small pass written in process with the same reason", async () => {
+    const dir = folder();
+    writeFileSync(path.join(dir, "bulk"), "not a folder");
+    const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath: null });
+    try {
+      for (const op of ops(20)) await writer.add(op);
+      const err = await writer.finish().catch((e: unknown) => e);
+      expect(writer.threaded).toBe(false);
+      expect(err).toBeInstanceOf(ConveyorError);
+      expect((err as ConveyorError).code).toBe("internal");
+      expect((err as ConveyorError).message).toMatch(/^Writing the bulk files failed: .*(ENOTDIR|not a directory)/);
     } finally {
       await writer.close();
     }
