@@ -6,22 +6,23 @@ import type { Client } from "ssh2";
  * reused in turn, where Node would allocate a fresh 64 KiB buffer per read.
  * Those buffers were most of what an SFTP download allocated, and V8 answers
  * that much short-lived memory with a full garbage collection every few
- * megabytes: reusing the slabs took the client's CPU per byte down by about
- * a third, and its peak memory with it.
+ * megabytes.
  *
  * A slab may only be reused when nothing kept a view of it. ssh2 keeps views
  * of some messages it parses (the key exchange's first message, a file
  * handle in an SFTP answer), but not of channel data, which SFTP channels
- * with `directReads` copy out at once. So the ring watches the type of every
- * message ssh2 parses, and a slab that carried anything but channel data and
- * window adjustments is never reused: it is left to the garbage collector and
- * a fresh slab takes its place. Until `watch` is called (the handshake), and
- * after `keepAll`, no slab is reused at all.
+ * with `directReads` copy out at once. So the ring watches every message
+ * ssh2 parses: one that is not channel data or a window adjustment and lies
+ * in a slab takes that slab out of the ring for good (the garbage collector
+ * has it once ssh2 lets go). While messages cannot be watched (the
+ * handshake, the moment a key exchange puts in a new reader) and after
+ * `keepAll`, no slab is reused at all.
  */
 
 const SLAB = 1024 * 1024;
-/** A read is offered at least this much room; a packet is at most 35,000 bytes. */
+/** A read is offered at least this much room. */
 const MIN_READ = 64 * 1024;
+/** Three slabs apart, a slab's bytes are long parsed: a packet spans at most two reads. */
 const RING = 3;
 const CHANNEL_WINDOW_ADJUST = 93;
 const CHANNEL_DATA = 94;
@@ -32,88 +33,94 @@ interface Reader {
 
 interface Slab {
   buffer: Buffer;
-  /** A view of it may have been kept: it leaves the ring. */
+  /** A view of it may have been kept: it is never reused. */
   kept: boolean;
 }
 
 export class SshReadRing {
-  private readonly ring: Slab[] = [];
-  private slab: Slab = { buffer: Buffer.allocUnsafe(SLAB), kept: false };
-  private previous: Slab | undefined;
+  private ring: Slab[] = [];
+  private readonly slabs = new WeakMap<ArrayBufferLike, Slab>();
+  private slab: Slab;
   private used = 0;
   private socket: net.Socket | undefined;
-  private packetRW: { read?: Reader } | undefined;
+  private packetRW: { read?: unknown } | undefined;
   private readonly watched = new WeakSet<Reader>();
-  private tainted = false;
   private reuse = true;
+
+  constructor() {
+    this.slab = this.fresh();
+  }
 
   /** The `onread` option of the socket's net.connect. */
   readonly onread = {
     buffer: (): Buffer => this.slab.buffer.subarray(this.used),
-    callback: (bytes: number, buffer: Uint8Array): boolean => {
-      this.received(Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
-      // Keep reading: ssh2 puts no back-pressure on its socket's reads either.
-      return true;
-    },
+    // As Node's own reads: push, and stop reading while the stream's buffer is full.
+    callback: (bytes: number, buffer: Uint8Array): boolean => this.received(Buffer.from(buffer.buffer, buffer.byteOffset, bytes)),
   };
 
-  /** The socket the chunks are emitted on as `data`, as a socket without `onread` would. */
+  /** The socket the chunks are pushed into. */
   attach(socket: net.Socket): void {
     this.socket = socket;
   }
 
-  /** Starts reusing slabs once ssh2's reader of parsed messages can be watched; never when it cannot. */
+  /** Starts watching the messages ssh2 parses, once it is connected; without its reader, no slab is ever reused. */
   watch(client: Client): void {
-    const protocol = (client as unknown as { _protocol?: { _packetRW?: { read?: unknown } } })._protocol;
-    const packetRW = protocol?._packetRW;
+    const packetRW = (client as unknown as { _protocol?: { _packetRW?: { read?: unknown } } })._protocol?._packetRW;
     if (packetRW === undefined || !isReader(packetRW.read)) return this.keepAll();
-    this.packetRW = packetRW as { read?: Reader };
+    this.packetRW = packetRW;
   }
 
   /** No slab is reused from now on: for a channel whose data ssh2 itself parses (and may keep views of). */
   keepAll(): void {
     this.reuse = false;
+    this.keepEverything();
   }
 
-  private received(chunk: Buffer): void {
-    const start = this.used;
+  private received(chunk: Buffer): boolean {
+    if (!this.observing()) this.keepEverything();
     this.used += chunk.length;
-    this.tainted = !this.observing();
-    this.socket?.emit("data", chunk);
-    if (this.tainted || !this.observing()) {
-      this.slab.kept = true;
-      // A packet read whole in one chunk and its tag in the next is parsed as a view of the one before.
-      if (start < MIN_READ && this.previous) this.previous.kept = true;
-    }
+    const more = this.socket?.push(chunk) ?? false;
+    // A key exchange that ended in this chunk put in a reader not yet watched: what it parsed was not seen.
+    if (!this.observing()) this.keepEverything();
     if (SLAB - this.used < MIN_READ) this.nextSlab();
+    return more;
   }
 
-  /**
-   * Whether every message parsed is seen. ssh2 puts a new reader in place at
-   * each key exchange's end; the new one is wrapped and the chunk that
-   * brought the change counts as unseen.
-   */
+  /** Whether every message parsed is seen; a new reader of ssh2's is wrapped, and counts as unseen until then. */
   private observing(): boolean {
     const reader = this.packetRW?.read;
-    if (!this.reuse || reader === undefined || !isReader(reader)) return false;
+    if (!this.reuse || !isReader(reader)) return false;
     if (this.watched.has(reader)) return true;
     const read = reader.read.bind(reader);
     reader.read = (payload: Buffer): Buffer => {
       const type = payload[0];
-      if (type !== CHANNEL_DATA && type !== CHANNEL_WINDOW_ADJUST) this.tainted = true;
+      if (type !== CHANNEL_DATA && type !== CHANNEL_WINDOW_ADJUST) {
+        const slab = this.slabs.get(payload.buffer);
+        if (slab !== undefined) slab.kept = true;
+      }
       return read(payload);
     };
     this.watched.add(reader);
     return false;
   }
 
+  private keepEverything(): void {
+    this.slab.kept = true;
+    for (const slab of this.ring) slab.kept = true;
+    this.ring = [];
+  }
+
   private nextSlab(): void {
     if (!this.slab.kept) this.ring.push(this.slab);
-    this.previous = this.slab;
-    // Three slabs apart, a slab's last views (a packet spans at most two reads) are long parsed.
     const oldest = this.ring.length >= RING ? this.ring.shift() : undefined;
-    this.slab = oldest !== undefined && !oldest.kept ? oldest : { buffer: Buffer.allocUnsafe(SLAB), kept: false };
+    this.slab = oldest !== undefined && !oldest.kept ? oldest : this.fresh();
     this.used = 0;
+  }
+
+  private fresh(): Slab {
+    const slab = { buffer: Buffer.allocUnsafe(SLAB), kept: false };
+    this.slabs.set(slab.buffer.buffer, slab);
+    return slab;
   }
 }
 
