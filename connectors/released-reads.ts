@@ -4,9 +4,8 @@ import net from "node:net";
  * The reads of a plain TCP data socket into reused 1 MiB slabs, for a
  * consumer that says when it is done with each chunk (FileSink, once the
  * chunk is on disk). Node would allocate a fresh 64 KiB buffer per read,
- * and V8 answers that stream of short-lived memory with a full garbage
- * collection every few megabytes: on an FTP download that was a third of
- * the client's CPU.
+ * and V8 answers that stream of short-lived memory with full garbage
+ * collections, a large share of an FTP download's CPU.
  *
  * Chunks are pushed into the socket's stream as Node's own reads are, so
  * data that arrives before the transfer's pipe is attached waits in the
