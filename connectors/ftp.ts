@@ -1,9 +1,10 @@
-import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { FileType, FTPError, type FileInfo } from "basic-ftp";
 import { atomicDownload } from "./atomic.js";
 import { moveInto, uploadInto, type FolderServer } from "./folder-ops.js";
 import { classifyError, type ErrorSite } from "./errors.js";
+import { FileSink } from "./file-sink.js";
+import { ReleasedReads } from "./released-reads.js";
 import { ftpEndpoint, openFtpSession, type FtpSession } from "./ftp-session.js";
 import { resolveOptions, type TransportOptions } from "./options.js";
 import { relativeJoin, remoteJoin, safeRelative } from "./paths.js";
@@ -87,9 +88,10 @@ export class FtpConnector implements Connector {
     const rel = safeRelative(file.path);
     return this.op(`download ${rel}`, (s) =>
       atomicDownload(localPath, file.size, async (part) => {
-        const out = createWriteStream(part, { highWaterMark: WRITE_BUFFER });
+        const reads = new ReleasedReads();
+        const out = new FileSink(part, (chunk) => reads.release(chunk), WRITE_BUFFER);
         try {
-          await s.client.downloadTo(out, remoteJoin(s.root, rel));
+          await withDataSocket(s, reads, () => s.client.downloadTo(out, remoteJoin(s.root, rel)));
         } finally {
           // Closed before the size check, and before a failed part is removed: a late open would bring it back.
           if (!out.closed) {
@@ -196,4 +198,20 @@ async function replace(s: FtpSession, from: string, to: string): Promise<void> {
 
 export function createFtpConnector(connection: ConnectionConfig, context: ConnectorContext, options?: TransportOptions): Connector {
   return new FtpConnector(connection, context, options);
+}
+
+/**
+ * Runs a transfer whose data connection reads into `reads`' slabs. Plain FTP
+ * only: under TLS the data socket's bytes are the TLS layer's to read.
+ */
+async function withDataSocket<T>(s: FtpSession, reads: ReleasedReads, transfer: () => Promise<T>): Promise<T> {
+  const context = s.client.ftp as unknown as { _newSocket?: unknown; hasTLS: boolean };
+  const own = Object.prototype.hasOwnProperty.call(context, "_newSocket");
+  if (context.hasTLS || typeof context._newSocket !== "function" || own) return transfer();
+  context._newSocket = () => reads.newSocket();
+  try {
+    return await transfer();
+  } finally {
+    delete context._newSocket;
+  }
 }

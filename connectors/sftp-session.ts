@@ -7,6 +7,8 @@ import { classifyError, connectorError, type ErrorSite } from "./errors.js";
 import { timeoutError } from "./deadline.js";
 import { allowsPrivateHosts, checkedHost } from "./net-guard.js";
 import { normalizeBase } from "./paths.js";
+import { directReads } from "./sftp-direct-reads.js";
+import { SshReadRing } from "./ssh-read-ring.js";
 import { traceSink } from "./trace.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
 
@@ -28,6 +30,8 @@ export interface SftpSession {
   root: string;
   fingerprint: string;
   alive: boolean;
+  /** The socket's reads (ssh-read-ring.ts): told when a channel's data is parsed by ssh2 itself. */
+  reads: SshReadRing;
 }
 
 export function sftpServer(connection: SftpConnection): { host: string; port: number; server: string } {
@@ -60,15 +64,25 @@ function sshClientOf(client: SftpClient): Client {
  * fewer channels; the ones that opened are returned.
  */
 export async function openExtraChannels(session: SftpSession, count: number): Promise<SFTPWrapper[]> {
-  const opened = await Promise.allSettled(
-    Array.from({ length: Math.max(0, count) }, () => new Promise<SFTPWrapper>((resolve, reject) => session.ssh.sftp((err, sftp) => (err ? reject(err) : resolve(sftp))))),
-  );
+  const opened = await Promise.allSettled(Array.from({ length: Math.max(0, count) }, () => openChannel(session)));
   return opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
 }
 
-function connectSocket(host: string, port: number, ms: number, what: string): Promise<net.Socket> {
+/** A new SFTP channel, its answers framed by directReads from the first byte. */
+function openChannel(session: SftpSession): Promise<SFTPWrapper> {
+  return new Promise((resolve, reject) =>
+    session.ssh.sftp((err, sftp) => {
+      if (err) return reject(err);
+      if (!directReads(sftp)) session.reads.keepAll();
+      resolve(sftp);
+    }),
+  );
+}
+
+function connectSocket(host: string, port: number, reads: SshReadRing, ms: number, what: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
+    const socket = net.connect({ host, port, onread: reads.onread });
+    reads.attach(socket);
     const timer = setTimeout(() => {
       socket.destroy();
       reject(timeoutError(what, ms));
@@ -111,10 +125,11 @@ export async function openSftpSession(
   });
   const started = Date.now();
   let socket: net.Socket | undefined;
+  const reads = new SshReadRing();
   let timer: NodeJS.Timeout | undefined;
   try {
     const target = await checkedHost(host, allowsPrivateHosts(connection.type, context.settings), `${connection.type} host`);
-    socket = await connectSocket(target.address, port, timeouts.connectTimeoutMs, `sftp connect to ${server}`);
+    socket = await connectSocket(target.address, port, reads, timeouts.connectTimeoutMs, `sftp connect to ${server}`);
     const sock = socket;
     const remaining = Math.max(1, timeouts.connectTimeoutMs - (Date.now() - started));
     const config: ConnectConfig = {
@@ -145,9 +160,13 @@ export async function openSftpSession(
       }, remaining);
     });
     const sftp = await Promise.race([client.connect(config), deadline]);
+    // Installed before any request is sent, so the framer starts at a packet boundary.
+    const ssh = sshClientOf(client);
+    reads.watch(ssh);
+    if (!directReads(sftp)) reads.keepAll();
     const base = normalizeBase(connection.path);
     const root = base.startsWith("/") ? base : await client.realPath(base);
-    return Object.assign(session, { client, sftp, ssh: sshClientOf(client), socket: sock, root, fingerprint: offered });
+    return Object.assign(session, { client, sftp, ssh, socket: sock, root, fingerprint: offered, reads });
   } catch (err) {
     socket?.destroy();
     if (expected !== undefined && offered !== "" && offered !== expected) {

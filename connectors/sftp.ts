@@ -21,10 +21,15 @@ const FAST_OPTIONS = { concurrency: 64, chunkSize: 256 * 1024 };
 export const RANGE_OPTIONS: RangeOptions = { chunkSize: 255 * 1024, bytesInFlight: 4 * 1024 * 1024, rangeSize: 8 * 1024 * 1024, writeBatch: 2 * 1024 * 1024 };
 /** Channels reading one file at once: the window caps each at about 50 MB/s at 40 ms round trip. */
 export const DOWNLOAD_CHANNELS = 4;
+/** Channels for a distant server, one whose answer to a realpath took FAR_MS or more. */
+export const FAR_CHANNELS = 8;
+/** One request's round trip: on loopback or a LAN a millisecond or two, even on a busy machine. */
+const FAR_MS = 15;
 
 /** Download tuning; the defaults are what the benchmark chose, a bench run may try others. */
 export interface SftpTuning extends RangeOptions {
   channels: number;
+  farChannels: number;
 }
 
 /**
@@ -43,7 +48,7 @@ export class SftpConnector implements Connector {
   private readonly tuning: SftpTuning;
 
   constructor(connection: ConnectionConfig, private readonly context: ConnectorContext, options?: TransportOptions, tuning?: Partial<SftpTuning>) {
-    this.tuning = { ...RANGE_OPTIONS, channels: DOWNLOAD_CHANNELS, ...tuning };
+    this.tuning = { ...RANGE_OPTIONS, channels: DOWNLOAD_CHANNELS, farChannels: FAR_CHANNELS, ...tuning };
     this.type = connection.type;
     this.server = sftpServer(connection).server;
     const timeouts = resolveOptions(options);
@@ -108,7 +113,10 @@ export class SftpConnector implements Connector {
     return this.op(`download ${rel}`, (s, touch) =>
       atomicDownload(localPath, file.size, async (part) => {
         // A file of one range gains nothing from more channels but their set-up round trips.
-        const wanted = Math.min(this.tuning.channels, Math.ceil(file.size / this.tuning.rangeSize));
+        const ranges = Math.ceil(file.size / this.tuning.rangeSize);
+        // Far away, throughput is windows in flight per round trip: more channels, more windows.
+        const far = ranges > this.tuning.channels && (await roundTripMs(s)) >= FAR_MS;
+        const wanted = Math.min(far ? Math.max(this.tuning.farChannels, this.tuning.channels) : this.tuning.channels, ranges);
         const extra = await openExtraChannels(s, wanted - 1);
         try {
           await rangedDownload([s.sftp, ...extra], remoteJoin(s.root, rel), part, this.tuning, touch);
@@ -155,6 +163,13 @@ export class SftpConnector implements Connector {
   async close(): Promise<void> {
     await this.session.close();
   }
+}
+
+/** Milliseconds of one request and its answer on the session's channel (a realpath, which the server answers at once). */
+async function roundTripMs(s: SftpSession): Promise<number> {
+  const started = process.hrtime.bigint();
+  await new Promise<void>((resolve, reject) => s.sftp.realpath(".", (err) => (err ? reject(err) : resolve())));
+  return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
 /** `touch` is the op's progress signal: a long upload that still moves bytes is not idle. */

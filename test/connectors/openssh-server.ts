@@ -25,6 +25,9 @@ export class OpenSshServer {
   privateKey = "";
   keyPath = "";
 
+  /** `extraConfig`: more sshd_config lines, e.g. `RekeyLimit 1M` to make the server rekey as it sends. */
+  constructor(private readonly extraConfig: string[] = []) {}
+
   static available(): boolean {
     return existsSync(SSHD_BIN) && existsSync(SFTP_SERVER);
   }
@@ -57,6 +60,7 @@ export class OpenSshServer {
       "StrictModes no",
       `Subsystem sftp ${SFTP_SERVER}`,
       "LogLevel ERROR",
+      ...this.extraConfig,
     ];
     writeFileSync(file("sshd_config"), `${config.join("\n")}\n`);
     // sshd re-executes itself and demands an absolute path; -D stays in the foreground, -e logs to stderr.
