@@ -10,11 +10,9 @@
  * @module
  */
 
-import { createReadStream } from "node:fs";
 import { copyFile, link, open, rm } from "node:fs/promises";
+import { borrowReadBuffer, READ_BUFFER_BYTES, returnReadBuffer } from "../read-buffers.js";
 import { MASK, secretValues } from "../secrets.js";
-
-const CHUNK_BYTES = 1 << 20;
 
 /**
  * Every registered secret as the bytes it takes in a file: as it is (and its
@@ -46,36 +44,35 @@ export async function linkOrCopy(from: string, to: string): Promise<void> {
 }
 
 /**
- * The file's text a chunk at a time, each window beginning with the last
- * `overlap` characters of the one before, so that a secret cut by a chunk's
- * edge is seen whole; `last` on the final window.
+ * The file through one lent buffer, a chunk at a time, each window beginning
+ * with the last `overlap` bytes of the one before, so that a secret cut by a
+ * chunk's edge is seen whole. A window is a view of that buffer, good until
+ * the next is asked for (read-buffers.ts says why not a read stream).
  */
-async function* windows(file: string, overlap: number): AsyncGenerator<{ text: string; last: boolean }> {
-  let held: string | null = null;
-  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) {
-    let carry = "";
-    if (held !== null) {
-      yield { text: held, last: false };
-      carry = held.slice(Math.max(0, held.length - overlap));
+async function* windows(file: string, overlap: number): AsyncGenerator<Buffer> {
+  const handle = await open(file, "r");
+  const buffer = overlap < READ_BUFFER_BYTES / 2 ? borrowReadBuffer() : Buffer.allocUnsafe(overlap + READ_BUFFER_BYTES);
+  const chunk = buffer.length - overlap;
+  try {
+    let kept = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, kept, chunk, null);
+      if (bytesRead === 0) return;
+      const window = buffer.subarray(0, kept + bytesRead);
+      yield window;
+      kept = Math.min(overlap, window.length);
+      buffer.copyWithin(0, window.length - kept, window.length);
     }
-    held = carry + (chunk as Buffer).toString("latin1");
+  } finally {
+    await handle.close();
+    returnReadBuffer(buffer);
   }
-  if (held !== null) yield { text: held, last: true };
 }
 
-/** Whether the file holds one of the forms: a search of the bytes, chunk by chunk and across each chunk's edge, that decodes nothing. */
+/** Whether the file holds one of the forms: a search of the bytes that decodes nothing. */
 async function holdsSecret(file: string, forms: readonly string[], overlap: number): Promise<boolean> {
   const needles = forms.map((form) => Buffer.from(form, "latin1"));
-  let tail = Buffer.alloc(0);
-  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES })) {
-    const bytes = chunk as Buffer;
-    if (tail.length > 0) {
-      const edge = Buffer.concat([tail, bytes.subarray(0, overlap)]);
-      if (needles.some((n) => edge.includes(n))) return true;
-    }
-    if (needles.some((n) => bytes.includes(n))) return true;
-    tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - overlap)));
-  }
+  for await (const window of windows(file, overlap)) if (needles.some((n) => window.includes(n))) return true;
   return false;
 }
 
@@ -92,7 +89,7 @@ async function copyMasked(from: string, to: string, forms: readonly string[], ov
   let masked = 0;
   let skip = 0;
   try {
-    for await (const { text, last } of windows(from, overlap)) {
+    const write = async (text: string, last: boolean): Promise<void> => {
       const limit = last ? text.length : text.length - overlap;
       let pos = skip;
       let piece = "";
@@ -109,7 +106,14 @@ async function copyMasked(from: string, to: string, forms: readonly string[], ov
       // The next window repeats this one's last `overlap` characters: those written already (or masked) are skipped there.
       skip = pos - (text.length - Math.min(overlap, text.length));
       await out.write(Buffer.from(piece, "latin1"));
+    };
+    // A window is written once the next read shows whether it was the last.
+    let held: string | null = null;
+    for await (const window of windows(from, overlap)) {
+      if (held !== null) await write(held, false);
+      held = window.toString("latin1");
     }
+    if (held !== null) await write(held, true);
   } finally {
     await out.close();
   }

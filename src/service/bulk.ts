@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
-import { createReadStream, openAsBlob } from "node:fs";
+import { openAsBlob } from "node:fs";
 import path from "node:path";
 import { ConveyorError, toConveyorError } from "../errors.js";
+import { fileSha256 } from "../file-sha256.js";
 import { backoffDelay, sleep } from "../retry.js";
 import { csvRows } from "./csv.js";
 import type { ServiceCaller } from "./http.js";
@@ -50,11 +50,7 @@ export interface SubmitOptions {
   baseDelayMs?: number;
 }
 
-export async function fileSha256(filePath: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(filePath, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest("hex");
-}
+export { fileSha256 };
 
 export function utcDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);

@@ -40,8 +40,13 @@ export function entryOf(config: number, op: PlannedOp, removed: Record<string, s
   return { c: config, i: op.identifier, a: action, f: fields };
 }
 
-export function encodeChunk(entries: readonly JournalEntry[]): Buffer {
-  return gzipSync(entries.map((e) => JSON.stringify(e)).join("\n"), { level: 6 });
+/** One entry as its line of a chunk. */
+export function entryLine(entry: JournalEntry): string {
+  return JSON.stringify(entry);
+}
+
+export function encodeChunk(lines: readonly string[]): Buffer {
+  return gzipSync(lines.join("\n"), { level: 6 });
 }
 
 export function decodeChunk(body: Buffer, where: string): JournalEntry[] {

@@ -10,7 +10,7 @@
 
 import type { PlannedOp } from "../pipeline/planned-op.js";
 import type { StateStore } from "../state/index.js";
-import { encodeChunk, entryOf, type JournalEntry } from "./journal-entry.js";
+import { encodeChunk, entryLine, entryOf, type JournalEntry } from "./journal-entry.js";
 
 /** Entries per chunk: a chunk gzips to some hundreds of kilobytes at most. */
 const CHUNK_ENTRIES = 5000;
@@ -26,7 +26,13 @@ export function journalEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 export class UndoJournalWriter {
-  private entries: JournalEntry[] = [];
+  /**
+   * The entries not yet cut, as their lines. An entry's identifier and values
+   * are slices of the feed's decoded text, and a slice keeps the whole piece
+   * it was cut from (up to 64 KB) alive: kept as objects, the 5,000 entries
+   * of a chunk held 130 MB of a million-row diff run's feed.
+   */
+  private lines: string[] = [];
   private readonly chunks: Buffer[] = [];
   private stored = 0;
   private storedCount = 0;
@@ -59,21 +65,21 @@ export class UndoJournalWriter {
    * not stored yet is the current pass's.
    */
   discard(): void {
-    this.entries = [];
+    this.lines = [];
     this.chunks.length = 0;
     this.count = this.storedCount;
   }
 
   private keep(entry: JournalEntry): void {
-    this.entries.push(entry);
+    this.lines.push(entryLine(entry));
     this.count++;
-    if (this.entries.length >= CHUNK_ENTRIES) this.cut();
+    if (this.lines.length >= CHUNK_ENTRIES) this.cut();
   }
 
   private cut(): void {
-    if (this.entries.length === 0) return;
-    this.chunks.push(encodeChunk(this.entries));
-    this.entries = [];
+    if (this.lines.length === 0) return;
+    this.chunks.push(encodeChunk(this.lines));
+    this.lines = [];
   }
 
   /** Stores every chunk not stored yet; called before a pass sends its bulk files. */

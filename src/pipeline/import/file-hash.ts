@@ -9,7 +9,7 @@
 
 import { stat } from "node:fs/promises";
 import { ConveyorError } from "../../errors.js";
-import { fileSha256 } from "../../service/index.js";
+import { fileSha256 } from "../../file-sha256.js";
 import { startThread } from "../../thread.js";
 
 const THREAD_FROM_BYTES = 16 << 20;

@@ -5,17 +5,13 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
+import { fileSha256 } from "../../file-sha256.js";
 
 const port = parentPort;
 if (!port) throw new Error("hash-thread runs as a worker thread");
-const file = String(workerData);
-const hash = createHash("sha256");
 try {
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  port.postMessage({ sha256: hash.digest("hex") });
+  port.postMessage({ sha256: await fileSha256(String(workerData)) });
 } catch (err) {
   port.postMessage({ error: err instanceof Error ? err.message : String(err) });
 }
