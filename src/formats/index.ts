@@ -11,8 +11,8 @@ export type {
 } from "./types.js";
 export { eachRow } from "./batches.js";
 export { openReader } from "./open-reader.js";
-export { openWriter, writeFormat } from "./open-writer.js";
+export { csvDialect, openWriter, writeFormat } from "./open-writer.js";
 export { detectFormat, type Detected } from "./detect.js";
 export { widthProblem } from "./csv-reader.js";
 export { resolveColumn } from "./columns.js";
-export { csvField } from "./text-writers.js";
+export { csvField, csvLine } from "./text-writers.js";

@@ -30,9 +30,9 @@ export async function openWriter(localPath: string, options: WriteOptions): Prom
   if (!options.columns.length) {
     throw new ConveyorError("definition_invalid", "An export needs at least one column: field_map is empty");
   }
+  const dialect = csvDialect(options);
+  if (dialect) return openCsvWriter(localPath, options.columns, dialect.delimiter, dialect.enclosure);
   switch (format) {
-    case "tsv":
-      return openCsvWriter(localPath, options.columns, "\t", oneChar("enclosure", options.enclosure ?? '"'));
     case "json":
       return openJsonWriter(localPath, options.columns, false);
     case "jsonl":
@@ -42,13 +42,16 @@ export async function openWriter(localPath: string, options: WriteOptions): Prom
     case "xlsx":
       return openXlsxWriter(localPath, options.columns);
     default:
-      return openCsvWriter(
-        localPath,
-        options.columns,
-        oneChar("delimiter", options.delimiter === "\\t" ? "\t" : (options.delimiter ?? ",")),
-        oneChar("enclosure", options.enclosure ?? '"'),
-      );
+      throw new ConveyorError("internal", `No writer for the format ${format}`);
   }
+}
+
+/** Delimiter and enclosure of a CSV or TSV export (checked), or null for the other formats. */
+export function csvDialect(options: WriteOptions): { delimiter: string; enclosure: string } | null {
+  const format = writeFormat(options);
+  if (format !== "csv" && format !== "tsv") return null;
+  const delimiter = format === "tsv" ? "\t" : oneChar("delimiter", options.delimiter === "\\t" ? "\t" : (options.delimiter ?? ","));
+  return { delimiter, enclosure: oneChar("enclosure", options.enclosure ?? '"') };
 }
 
 function oneChar(field: string, value: string): string {

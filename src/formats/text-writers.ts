@@ -28,14 +28,19 @@ function quoting(delimiter: string, enclosure: string): (value: string) => strin
 /** RFC 4180 line breaks; values keep their own line breaks inside quotes. */
 const EOL = "\r\n";
 
-export async function openCsvWriter(localPath: string, columns: string[], delimiter: string, enclosure: string): Promise<RecordWriter> {
-  const sink = await FileSink.open(localPath);
+/** One CSV line of values, line break included: the writer's, and the export's render thread's. */
+export function csvLine(delimiter: string, enclosure: string): (values: readonly string[]) => string {
   const field = quoting(delimiter, enclosure);
-  const line = (values: readonly string[]): string => {
+  return (values) => {
     let text = "";
     for (let i = 0; i < values.length; i++) text += (i === 0 ? "" : delimiter) + field(values[i] ?? "");
     return text + EOL;
   };
+}
+
+export async function openCsvWriter(localPath: string, columns: string[], delimiter: string, enclosure: string): Promise<RecordWriter> {
+  const sink = await FileSink.open(localPath);
+  const line = csvLine(delimiter, enclosure);
   await sink.write(line(columns));
   let rows = 0;
   return {

@@ -38,7 +38,17 @@ export function exportSnapshotKey(automationKey: string, index: number): string 
 /** Values joined with a unit separator, so `a,b|c` and `a|b,c` never hash alike. */
 export function rowHash(values: readonly string[]): string {
   // One-shot hashing: a Hash object per row cost a million-row export a second.
-  return hash("sha1", values.join("\u001f"), "base64");
+  return joinedHash(values.join("\u001f"));
+}
+
+/** `rowHash` of values already joined (the render thread receives them so). */
+export function joinedHash(joined: string): string {
+  return hash("sha1", joined, "base64");
+}
+
+/** A staged row: `<hash> <identifier as JSON>`; the hash is base64, never a space; one JSON string, not an array, per row. */
+export function stageLine(hash: string, id: string): string {
+  return `${hash} ${JSON.stringify(id)}\n`;
 }
 
 /**
@@ -59,13 +69,21 @@ export interface ExportSnapshotOptions {
 }
 
 export class ExportSnapshot {
-  private readonly out: WriteStream;
-  private readonly closed: Promise<unknown>;
+  // Opened at the first staged row: a pass that hands its staging to the render thread never opens it here.
+  private out: WriteStream | null = null;
+  private closed: Promise<unknown> = Promise.resolve();
   staged = 0;
 
-  constructor(private readonly options: ExportSnapshotOptions) {
-    this.out = createWriteStream(options.stagePath);
-    this.closed = once(this.out, "close");
+  constructor(private readonly options: ExportSnapshotOptions) {}
+
+  /** Where the rows are staged, for the render thread that stages them from now on. */
+  get stagePath(): string {
+    return this.options.stagePath;
+  }
+
+  /** Rows the render thread staged in `stagePath`. */
+  addStaged(rows: number): void {
+    this.staged += rows;
   }
 
   /** The snapshot identifier of a row. */
@@ -96,13 +114,16 @@ export class ExportSnapshot {
     if (!rows.length) return;
     this.staged += rows.length;
     let text = "";
-    // `<hash> <identifier as JSON>`: the hash is base64, never a space; one JSON string, not an array, per row.
-    for (const row of rows) text += `${row.hash} ${JSON.stringify(this.id(row))}\n`;
+    for (const row of rows) text += stageLine(row.hash, this.id(row));
+    if (!this.out) {
+      this.out = createWriteStream(this.options.stagePath);
+      this.closed = once(this.out, "close");
+    }
     if (!this.out.write(text)) await once(this.out, "drain");
   }
 
   async close(): Promise<void> {
-    if (!this.out.closed) {
+    if (this.out && !this.out.closed) {
       this.out.end();
       await this.closed;
     }
@@ -120,7 +141,8 @@ export class ExportSnapshot {
     const started = new Date().toISOString();
     let batch: { identifier: string; values: Record<string, string> }[] = [];
     let committed = 0;
-    const lines = createInterface({ input: createReadStream(this.options.stagePath), crlfDelay: Infinity });
+    // Nothing staged, no file: a full run still drops what it did not see.
+    const lines = this.staged === 0 ? [] : createInterface({ input: createReadStream(this.options.stagePath), crlfDelay: Infinity });
     for await (const line of lines) {
       if (line === "") continue;
       const space = line.indexOf(" ");

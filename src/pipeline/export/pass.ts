@@ -9,7 +9,8 @@ import { count } from "../../plural.js";
 import { fileSha256 } from "../../service/index.js";
 import { ExportSnapshot, exportSnapshotKey, rowHash, type DiffRow } from "./diff.js";
 import { RecordSpool, deliverFile, deliverRecords, type Delivery } from "./deliver.js";
-import { ExportRenderer, outputName, type PassRenderer, type RenderedFile } from "./render.js";
+import { ExportRenderer, outputName, type HandOver, type PassRenderer, type RenderedFile } from "./render.js";
+import { RenderThread } from "./threaded-render.js";
 import { TemplateRenderer } from "./render-template.js";
 import { select } from "./select.js";
 import type { RunContext } from "../run-context.js";
@@ -33,6 +34,7 @@ export interface PassResult {
   delivery: Delivery | null;
 }
 
+/** `hash` is "" until someone needs it: a full run's render thread hashes the rows itself. */
 interface Pending extends DiffRow {
   values: string[];
   nested?: Record<string, unknown> | undefined;
@@ -72,7 +74,11 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
   const spool = perRecord ? new RecordSpool(path.join(dir, "records.jsonl")) : null;
 
   let pending: Pending[] = [];
-  const flush = async (): Promise<void> => {
+  // A CSV export of more than a batch renders on a thread of its own (threaded-render.ts); a small one is not worth its start.
+  let threaded = null as { thread: RenderThread; handed: HandOver } | null;
+  let batchFrom = 1;
+  const flush = async (full: boolean): Promise<void> => {
+    if (options.diff) hashRows(pending);
     const changes = await snapshot.classify(pending);
     // A record per row only for whoever reads one: a CSV file alone is written from the values.
     const records = !renderer.takesValues || spool !== null || ctx.debug.wantsRecords;
@@ -83,8 +89,16 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
         counts[change]++;
         return change !== "unchanged";
       });
-      await renderer.writeValues(sent.map((row) => row.values));
-      await snapshot.stageMany(sent);
+      const handed = !threaded && full ? await renderer.handOver?.() : null;
+      if (handed) threaded = { handed, thread: RenderThread.start({ localPath: handed.file.localPath, columns: handed.columns, delimiter: handed.delimiter, enclosure: handed.enclosure, stagePath: snapshot.stagePath }) };
+      if (threaded) {
+        const rows = sent.map((row) => ({ key: snapshot.id(row), values: row.values }));
+        await threaded.thread.add(rows, options.diff ? sent.map((row) => row.hash) : null, `rows ${batchFrom}–${counts.rows}`);
+      } else {
+        await renderer.writeValues(sent.map((row) => row.values));
+        await snapshot.stageMany(hashRows(sent));
+      }
+      batchFrom = counts.rows + 1;
       pending = [];
       ctx.stage("render", counts.rows);
       return;
@@ -98,7 +112,7 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     // A template sees the mapped record and, for orders, the order's own structure beside it.
     const bodies = await renderer.writeBatch(out.map(({ row, record }) => ({ record, values: row.values, data: row.nested ? { ...record, ...row.nested } : record })));
     // Staged a batch at a time: a write and an await per row were a tenth of a million-row export's own part.
-    await snapshot.stageMany(out.map(({ row }) => row));
+    await snapshot.stageMany(hashRows(out.map(({ row }) => row)));
     if (spool || ctx.debug.wantsRecords) {
       for (const [i, { row, record }] of out.entries()) {
         const body = bodies?.[i];
@@ -106,8 +120,15 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
         await ctx.debug.addRecord(mapper.columns, record);
       }
     }
+    batchFrom = counts.rows + 1;
     pending = [];
     ctx.stage("render", counts.rows);
+  };
+  const closeFile = async (): Promise<RenderedFile> => {
+    if (!threaded) return renderer.close();
+    const done = await threaded.thread.finish();
+    snapshot.addStaged(done.staged);
+    return { ...threaded.handed.file, rows: done.rows, bytes: done.bytes };
   };
   const rowError = async (line: number, identifier: string, message: string): Promise<void> => {
     counts.row_errors++;
@@ -133,15 +154,15 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
           } else await rowError(line, selected.key, mapped.error.field ? `${mapped.error.field}: ${mapped.error.message}` : mapped.error.message);
           continue;
         }
-        pending.push({ key: selected.key, group: selected.group, hash: rowHash(mapped.values), values: mapped.values, nested: config.template ? selected.nested : undefined });
+        pending.push({ key: selected.key, group: selected.group, hash: "", values: mapped.values, nested: config.template ? selected.nested : undefined });
         if (pending.length >= BATCH) {
           if (options.signal?.aborted) throw new ConveyorError("canceled", "the export was canceled while selecting records");
-          await flush();
+          await flush(true);
         }
       }
     }
-    await flush();
-    const file = await renderer.close();
+    await flush(false);
+    const file = await closeFile();
     await snapshot.close();
     if (file.rows === 0 && !config.export_empty) {
       await snapshot.discard();
@@ -167,10 +188,17 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds, logged);
     return { output: true, file, delivery };
   } finally {
+    await threaded?.thread.abort();
     await renderer.abort();
     await snapshot.close();
     await spool?.close();
   }
+}
+
+/** Gives each row its hash, once. */
+function hashRows<T extends Pending>(rows: T[]): T[] {
+  for (const row of rows) if (row.hash === "") row.hash = rowHash(row.values);
+  return rows;
 }
 
 function idleReason(selected: number, unchanged: number): string {

@@ -10,7 +10,7 @@
 import path from "node:path";
 import { pathProblem, renderTokens, type Automation, type FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
-import { openWriter, writeFormat, type RecordWriter, type WriteFormat } from "../../formats/index.js";
+import { csvDialect, openWriter, writeFormat, type RecordWriter, type WriteFormat, type WriteOptions } from "../../formats/index.js";
 
 export interface RenderedFile {
   /** The name the partner sees. */
@@ -37,10 +37,22 @@ export interface PassRenderer {
   recordOf(values: readonly string[]): Record<string, string>;
   /** Rows of values in column order, when the writer takes them (CSV, TSV) and no one needs a record per row. */
   writeValues?(rows: readonly (readonly string[])[]): Promise<void>;
+  /**
+   * Gives the file up to a writer elsewhere (the render thread), before any row is written: closes it
+   * here and says how to open it again. Only writers of rows (CSV, TSV) can.
+   */
+  handOver?(): Promise<HandOver | null>;
   /** Writes the records; a per-record template also returns each one's render. */
   writeBatch(items: readonly RenderItem[]): Promise<string[] | null>;
   close(): Promise<RenderedFile>;
   abort(): Promise<void>;
+}
+
+export interface HandOver {
+  file: Omit<RenderedFile, "rows" | "bytes">;
+  columns: readonly string[];
+  delimiter: string;
+  enclosure: string;
 }
 
 export interface TokenInput {
@@ -75,6 +87,7 @@ export class ExportRenderer implements PassRenderer {
 
   private constructor(
     private readonly writer: RecordWriter,
+    private readonly options: WriteOptions,
     private readonly columns: readonly string[],
     readonly name: string,
     readonly format: WriteFormat,
@@ -89,15 +102,16 @@ export class ExportRenderer implements PassRenderer {
   static async open(dir: string, name: string, config: FileConfig, columns: readonly string[]): Promise<ExportRenderer> {
     const format = exportFormat(config, name);
     const localPath = path.join(dir, path.basename(name));
-    const writer = await openWriter(localPath, {
+    const options: WriteOptions = {
       format,
       name,
       columns: [...columns],
-      delimiter: config.delimiter,
-      enclosure: config.enclosure,
+      ...(config.delimiter === undefined ? {} : { delimiter: config.delimiter }),
+      ...(config.enclosure === undefined ? {} : { enclosure: config.enclosure }),
       ...(config.root ? { root: config.root } : {}),
-    });
-    return new ExportRenderer(writer, columns, name, format, localPath);
+    };
+    const writer = await openWriter(localPath, options);
+    return new ExportRenderer(writer, options, columns, name, format, localPath);
   }
 
   /** The row as the writers take it: output column → value. */
@@ -129,6 +143,14 @@ export class ExportRenderer implements PassRenderer {
     }
     for (const item of items) await this.write(item.record);
     return null;
+  }
+
+  async handOver(): Promise<HandOver | null> {
+    const dialect = csvDialect(this.options);
+    if (this.closed || this.rows > 0 || !dialect) return null;
+    // The header is all it wrote; the new writer writes it again into the file it truncates.
+    await this.abort();
+    return { file: { name: this.name, format: this.format, localPath: this.localPath }, columns: this.columns, ...dialect };
   }
 
   async close(): Promise<RenderedFile> {

@@ -138,6 +138,8 @@ export interface PlacedLine {
 export class ByteSink {
   private buffer: Buffer;
   private used = 0;
+  /** Bytes written so far, buffered ones included. */
+  bytes = 0;
 
   private constructor(
     private readonly out: Out,
@@ -157,12 +159,20 @@ export class ByteSink {
   write(text: string): Promise<void> | undefined {
     // A UTF-16 code unit takes at most three bytes in UTF-8.
     if (this.used + text.length * 3 <= this.size) {
-      this.used += this.buffer.write(text, this.used);
+      const bytes = this.buffer.write(text, this.used);
+      this.used += bytes;
+      this.bytes += bytes;
       return undefined;
     }
     const rest = (): Promise<void> | undefined => {
-      if (text.length * 3 > this.size) return this.out.write(Buffer.from(text), () => undefined);
-      this.used += this.buffer.write(text, this.used);
+      if (text.length * 3 > this.size) {
+        const whole = Buffer.from(text);
+        this.bytes += whole.length;
+        return this.out.write(whole, () => undefined);
+      }
+      const bytes = this.buffer.write(text, this.used);
+      this.used += bytes;
+      this.bytes += bytes;
       return undefined;
     };
     const flushed = this.flush();
@@ -179,8 +189,13 @@ export class ByteSink {
     const bytes = line.bound();
     if (bytes > this.size) return this.write(line.text());
     const flushed = this.used + bytes > this.size ? this.flush() : undefined;
-    if (flushed) return flushed.then(() => void (this.used = line.put(this.buffer, this.used)));
-    this.used = line.put(this.buffer, this.used);
+    const put = (): void => {
+      const end = line.put(this.buffer, this.used);
+      this.bytes += end - this.used;
+      this.used = end;
+    };
+    if (flushed) return flushed.then(put);
+    put();
     return undefined;
   }
 
