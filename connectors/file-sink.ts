@@ -1,5 +1,6 @@
 import { close, open, writev } from "node:fs";
 import { Writable } from "node:stream";
+import { unwritten } from "./writev-rest.js";
 
 /*
  * A write stream to a local file, as fs.createWriteStream, that tells
@@ -51,16 +52,7 @@ export class FileSink extends Writable {
     const step = (err: NodeJS.ErrnoException | null, written: number): void => {
       if (err) return callback(err);
       this.position += written;
-      let skip = written;
-      const rest: Buffer[] = [];
-      for (const b of left) {
-        if (skip >= b.length) skip -= b.length;
-        else {
-          rest.push(skip > 0 ? b.subarray(skip) : b);
-          skip = 0;
-        }
-      }
-      left = rest;
+      left = unwritten(left, written);
       if (left.length > 0 && written > 0) return writev(fd, left, this.position, step);
       if (left.length > 0) return callback(new Error(`writing the download stopped at byte ${this.position}`));
       for (const c of chunks) this.release(c);

@@ -1,5 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import type { SFTPWrapper } from "ssh2";
+import { unwritten } from "./writev-rest.js";
 
 /*
  * One SFTP channel's share of a ranged download (sftp-ranges.ts): it takes a
@@ -73,16 +74,7 @@ async function writeAll(file: FileHandle, buffers: Buffer[], position: number): 
     const { bytesWritten } = await file.writev(left, at);
     if (bytesWritten === 0) throw new Error(`writing the download stopped at byte ${at}`);
     at += bytesWritten;
-    let skip = bytesWritten;
-    const rest: Buffer[] = [];
-    for (const b of left) {
-      if (skip >= b.length) skip -= b.length;
-      else {
-        rest.push(skip > 0 ? b.subarray(skip) : b);
-        skip = 0;
-      }
-    }
-    left = rest;
+    left = unwritten(left, bytesWritten);
   }
 }
 
