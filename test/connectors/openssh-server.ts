@@ -1,8 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
-import { freePort, waitForGreeting } from "../helpers/ports.js";
+import { freePort, stopServer, waitForGreeting } from "../helpers/ports.js";
 
 export const SSHD_BIN = "/usr/sbin/sshd";
 export const SFTP_BIN = "/usr/bin/sftp";
@@ -86,11 +86,6 @@ export class OpenSshServer {
   async close(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (child && child.exitCode === null) {
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      child.kill("SIGTERM");
-      await exited;
-    }
-    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    await stopServer(child, this.dir);
   }
 }

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePort, waitForGreeting } from "../helpers/ports.js";
+import { freePort, stopServer, waitForGreeting } from "../helpers/ports.js";
 
 export const VSFTPD_BIN = "/usr/sbin/vsftpd";
 /** The empty folder vsftpd chroots its unprivileged helper into; Debian's package ships it. */
@@ -67,11 +67,6 @@ export class VsftpdServer {
   async close(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (child && child.exitCode === null) {
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      child.kill("SIGTERM");
-      await exited;
-    }
-    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    await stopServer(child, this.dir);
   }
 }

@@ -1,3 +1,5 @@
+import type { ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import { connect, createServer, type AddressInfo } from "node:net";
 
 /** A port free on loopback now, for a server or process that must be told its address before it starts. */
@@ -24,4 +26,14 @@ export async function waitForGreeting(port: number, prefix: string, what: string
     if (Date.now() > deadline) throw new Error(`${what} did not answer on port ${port}: ${output()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Stops a server process started by a test (SIGTERM, then waits for it) and removes its folder. */
+export async function stopServer(child: ChildProcess | undefined, dir: string | undefined): Promise<void> {
+  if (child && child.exitCode === null) {
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }
