@@ -13,3 +13,34 @@ export function startThread(entry: string, from: string, workerData: unknown): W
   const load = `import("tsx/esm/api").then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(from)}))`;
   return new Worker(load, { eval: true, workerData });
 }
+
+/** Where a writer thread's messages go: handled in order, and `drained` settles once every message posted so far is. */
+export interface InOrder<M> {
+  post(msg: M): void;
+  drained(): Promise<void>;
+}
+
+/**
+ * Handles messages one after another, each once the one before has finished
+ * (a writer's pages must reach the file in order). The first failure is
+ * reported once; every later message is then ignored, as the sender stops
+ * at that report.
+ */
+export function inOrder<M>(handle: (msg: M) => Promise<void>, fail: (msg: M, message: string) => void): InOrder<M> {
+  let failed = false;
+  let queue = Promise.resolve();
+  return {
+    post: (msg) => {
+      queue = queue.then(async () => {
+        if (failed) return;
+        try {
+          await handle(msg);
+        } catch (err) {
+          failed = true;
+          fail(msg, err instanceof Error ? err.message : String(err));
+        }
+      });
+    },
+    drained: () => queue,
+  };
+}

@@ -13,6 +13,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 // The CSV writer's module alone: the formats' index would load every reader and writer into the thread.
 import { csvLine } from "../../formats/text-writers.js";
+import { inOrder } from "../../thread.js";
 import { ByteSink } from "../output/byte-sink.js";
 import { joinedHash, stageLine } from "./diff.js";
 import { eachRow } from "./row-batch.js";
@@ -42,7 +43,6 @@ const opened = open();
 opened.catch(() => undefined);
 let rows = 0;
 let staged = 0;
-let failed = false;
 
 const reply = (msg: FromRenderThread): void => port.postMessage(msg);
 
@@ -69,16 +69,5 @@ async function handle(msg: ToRenderThread): Promise<void> {
   }
 }
 
-let queue = Promise.resolve();
-port.on("message", (msg: ToRenderThread) => {
-  queue = queue.then(async () => {
-    if (failed) return;
-    try {
-      await handle(msg);
-    } catch (err) {
-      failed = true;
-      const where = msg.type === "batch" ? `${msg.rows}: ` : "";
-      reply({ type: "failed", message: `${where}${err instanceof Error ? err.message : String(err)}` });
-    }
-  });
-});
+const messages = inOrder(handle, (msg: ToRenderThread, message) => reply({ type: "failed", message: `${msg.type === "batch" ? `${msg.rows}: ` : ""}${message}` }));
+port.on("message", (msg: ToRenderThread) => messages.post(msg));

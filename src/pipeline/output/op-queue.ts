@@ -8,6 +8,7 @@
  * @module
  */
 
+import { inOrder, type InOrder } from "../../thread.js";
 import { OpFiles, type OpFilesOptions } from "./op-files.js";
 import type { FromThread, ToThread } from "./op-messages.js";
 
@@ -18,16 +19,11 @@ export interface OpQueueOptions {
   adoptSecrets?: (values: readonly string[]) => void;
 }
 
-export interface OpQueue {
-  post(msg: ToThread): void;
-  /** Settles once every message posted so far is handled. */
-  drained(): Promise<void>;
-}
+export type OpQueue = InOrder<ToThread>;
 
 /** Opens the pass's files now (plan.csv's length is taken here) and returns where messages go. */
 export function opQueue({ options, reply, adoptSecrets }: OpQueueOptions): OpQueue {
   const files = OpFiles.open(options);
-  let failed = false;
 
   async function handle(msg: ToThread): Promise<void> {
     const target = await files;
@@ -43,19 +39,5 @@ export function opQueue({ options, reply, adoptSecrets }: OpQueueOptions): OpQue
     }
   }
 
-  let queue = Promise.resolve();
-  return {
-    post: (msg) => {
-      queue = queue.then(async () => {
-        if (failed) return;
-        try {
-          await handle(msg);
-        } catch (err) {
-          failed = true;
-          reply({ type: "failed", message: err instanceof Error ? err.message : String(err) });
-        }
-      });
-    },
-    drained: () => queue,
-  };
+  return inOrder(handle, (_msg, message) => reply({ type: "failed", message }));
 }
