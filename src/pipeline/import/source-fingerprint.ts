@@ -37,7 +37,7 @@ export interface SourceFingerprints {
 }
 
 /** Whether the mapped records of `config` depend on nothing but the row: then its rows can be fingerprinted. */
-export function fingerprintable(config: FileConfig): boolean {
+function fingerprintable(config: FileConfig): boolean {
   if (config.service_actions.length > 0) return false;
   if (typeof config.field_map[config.identifier] !== "string") return false;
   return !config.vendor_actions.some((rule) => rule.search !== undefined && rule.search !== null && rule.search !== "" && usesClock(parseSearch(rule.search)));
@@ -77,9 +77,4 @@ export function sourceFingerprints(config: FileConfig, format: string, header: B
       return definition + hash("sha1", `${lengths}\u0000${cells.join("")}`, "base64url");
     },
   };
-}
-
-/** A stored fingerprint made under this definition: one that differs is then only the row's (a cell the mapping may not read). */
-export function sameDefinition(stored: string | undefined, fingerprints: SourceFingerprints): boolean {
-  return stored !== undefined && stored.startsWith(fingerprints.definition);
 }
