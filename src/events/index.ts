@@ -34,7 +34,15 @@ export interface DaemonEventsOptions {
   /** How often the endpoints are checked at the service (default 5 min) and forgotten claims looked for (default 1 min). */
   registrationEveryMs?: number;
   sweepEveryMs?: number;
+  now?: () => number;
 }
+
+/**
+ * How long events wait for an automation that no longer exists before the
+ * sweep drops them: another daemon of a cluster may have recorded them for a
+ * definition this daemon has not read yet.
+ */
+export const ORPHAN_GRACE_MS = 60 * 60_000;
 
 /**
  * The daemon's side of runs on events, in one place: the subscriptions read
@@ -107,12 +115,39 @@ export class DaemonEvents {
     this.coalescer.stop();
   }
 
-  private async sweep(): Promise<void> {
+  /** Settles what no run will settle, drops what no automation will take, and arms the automations whose events wait. */
+  async sweep(): Promise<void> {
     try {
       await this.claims.recover();
-      this.coalescer.arm(await this.store.pendingAutomations());
+      this.coalescer.arm(await this.dropOrphans(await this.store.pendingAutomations()));
     } catch (err) {
       this.options.logger.error({ err }, "the sweep of waiting events failed; trying again later");
     }
+  }
+
+  /**
+   * Pending claims of a deleted automation would wait forever (a paused one's
+   * wait for it to be switched on again): past the grace they become `failed`,
+   * and retention forgets them with their events. Returns the automations that exist.
+   */
+  private async dropOrphans(pending: readonly string[]): Promise<string[]> {
+    if (pending.length === 0) return [];
+    const existing = new Set((await this.options.definitions.all()).map((stored) => String(stored.id)));
+    const before = new Date((this.options.now?.() ?? Date.now()) - ORPHAN_GRACE_MS);
+    const kept: string[] = [];
+    for (const automation of pending) {
+      if (existing.has(automation)) {
+        kept.push(automation);
+        continue;
+      }
+      const dropped = await this.store.dropPending(automation, before);
+      if (dropped.length > 0) {
+        this.options.logger.warn(
+          { event: "events_dropped", automation, events: dropped },
+          `${dropped.length} event(s) waited for automation ${automation}, which no longer exists; they are dropped and start no run`,
+        );
+      }
+    }
+    return kept;
   }
 }

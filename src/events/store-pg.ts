@@ -76,6 +76,14 @@ export class PgEventStore implements EventStore {
     return (r.rowCount ?? 0) > 0;
   }
 
+  async dropPending(automation: string, before: Date): Promise<string[]> {
+    const { rows } = await this.pool.query<{ event_id: string }>(
+      "UPDATE event_claims SET state = 'failed', updated = now() WHERE automation = $1 AND state = 'pending' AND updated < $2 RETURNING event_id",
+      [automation, before],
+    );
+    return rows.map((r) => r.event_id);
+  }
+
   async claims(eventId?: string): Promise<ClaimRow[]> {
     const sql = `SELECT account, event_id, automation, state, run_id, attempts FROM event_claims${eventId === undefined ? "" : " WHERE event_id = $1"} ORDER BY seq`;
     const { rows } = await this.pool.query<Parameters<typeof toClaim>[0]>(sql, eventId === undefined ? [] : [eventId]);

@@ -114,6 +114,13 @@ export class SqliteEventStore implements EventStore {
     return this.db.prepare("SELECT 1 FROM event_claims WHERE automation = ? AND state = 'pending' LIMIT 1").get(automation) !== undefined;
   }
 
+  async dropPending(automation: string, before: Date): Promise<string[]> {
+    const rows = this.db
+      .prepare("UPDATE event_claims SET state = 'failed', updated = ? WHERE automation = ? AND state = 'pending' AND updated < ? RETURNING event_id")
+      .all(this.now().toISOString(), automation, before.toISOString()) as Array<{ event_id: string }>;
+    return rows.map((r) => r.event_id);
+  }
+
   async claims(eventId?: string): Promise<ClaimRow[]> {
     const sql = `SELECT account, event_id, automation, state, run_id, attempts FROM event_claims${eventId === undefined ? "" : " WHERE event_id = ?"} ORDER BY seq`;
     const rows = (eventId === undefined ? this.db.prepare(sql).all() : this.db.prepare(sql).all(eventId)) as ClaimDbRow[];

@@ -68,6 +68,8 @@ export interface EventStore {
   /** Automations with pending claims. */
   pendingAutomations(): Promise<string[]>;
   hasPending(automation: string): Promise<boolean>;
+  /** Pending claims of the automation last touched before `before` become `failed`; their event ids. */
+  dropPending(automation: string, before: Date): Promise<string[]>;
   /** Claims, for the tests and the lead's benches: of one event, or all. */
   claims(eventId?: string): Promise<ClaimRow[]>;
   /** Forgets events received before `before` whose claims are all done or failed; the number forgotten. */

@@ -116,6 +116,21 @@ describe.each(["sqlite", "postgres"] as const)("event store on %s", (kind) => {
     expect(await db.events.record(event(1), ["7"])).toBe(true);
   });
 
+  it("drops only the pending claims of the automation last touched before the cutoff", async () => {
+    const { db } = await open();
+    await db.events.record(event(1), ["7", "8"]);
+    await db.events.record(event(2), ["7"]);
+    expect((await db.events.take("7", "run-1", 1)).ids).toEqual(["evt_1"]);
+    expect(await db.events.dropPending("7", new Date(Date.now() - 60_000))).toEqual([]);
+    expect(await db.events.dropPending("7", new Date(Date.now() + 60_000))).toEqual(["evt_2"]);
+    const states = (await db.events.claims()).map((c) => [c.eventId, c.automation, c.state]);
+    expect(states).toEqual([
+      ["evt_1", "7", "taken"],
+      ["evt_1", "8", "pending"],
+      ["evt_2", "7", "failed"],
+    ]);
+  });
+
   it("keeps one registration per account, found by its key", async () => {
     const { db } = await open();
     const row = { account: "demo", endpointId: "ep_1", key: "k1", url: "http://127.0.0.1/v3/events/webhook/k1", eventTypes: ["order.created"], secret: "enc:v1:x", previousSecret: null, updated: "2026-01-01T00:00:00.000Z" };
