@@ -208,10 +208,16 @@ const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 let script = "";
 
-/** BENCH_CPU_PROF=<folder>: a --cpu-prof profile of each phase's process, named by the phase, to explain a miss. */
+/**
+ * BENCH_CPU_PROF=<folder>: --cpu-prof profiles of each phase's process, in a
+ * folder named by the phase, to explain a miss: one per thread, named by
+ * node (`CPU.<date>.<time>.<pid>.<thread>.<n>`, thread 0 the main one). A
+ * name given with --cpu-prof-name would be every thread's, and the main
+ * thread's profile, written last, would replace the writer thread's.
+ */
 function profileArgs(phase: string): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir)}`, `--cpu-prof-name=${phase}-${Date.now()}.cpuprofile`] : [];
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir, `${phase}-${Date.now()}`)}`] : [];
 }
 
 async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
