@@ -74,11 +74,14 @@ function pageWhere(query: LogQuery): { where: string[]; args: unknown[] } {
   const where: string[] = [];
   if (lookup.account !== undefined) where.push(`account = ${p(lookup.account)}`);
   if (lookup.keys && lookup.account !== undefined) {
-    const byKey = `seq IN (SELECT page FROM log_keys WHERE account = ${p(lookup.account)} AND key = ANY(${p(lookup.keys)}::text[]))`;
+    const account = p(lookup.account);
+    let pages = `SELECT page FROM log_keys WHERE account = ${account} AND key = ANY(${p(lookup.keys)}::text[])`;
     if (lookup.idIn) {
+      // The pages whose id sequence covers the id, through their own index.
       const n = p(lookup.idIn.number);
-      where.push(`(${byKey} OR (id_prefix = ${p(lookup.idIn.prefix)} AND id_from <= ${n}::bigint AND id_from + count > ${n}::bigint))`);
-    } else where.push(byKey);
+      pages += ` UNION ALL SELECT seq FROM log_pages WHERE account = ${account} AND id_prefix = ${p(lookup.idIn.prefix)} AND id_from <= ${n}::bigint AND id_from + count > ${n}::bigint`;
+    }
+    where.push(`seq IN (${pages})`);
   }
   if (lookup.jobId !== undefined) where.push(`job_id = ${p(lookup.jobId)}`);
   if (lookup.time) where.push(`search_max >= ${p(lookup.time.from)} AND search_min <= ${p(lookup.time.to)}`);

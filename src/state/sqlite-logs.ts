@@ -67,12 +67,14 @@ export class SqliteLogs {
       args.push(lookup.account);
     }
     if (lookup.keys && lookup.account !== undefined) {
-      const byKey = `seq IN (SELECT page FROM log_keys WHERE account = ? AND key IN (${lookup.keys.map(() => "?").join(", ")}))`;
+      let pages = `SELECT page FROM log_keys WHERE account = ? AND key IN (${lookup.keys.map(() => "?").join(", ")})`;
       args.push(lookup.account, ...lookup.keys);
       if (lookup.idIn) {
-        where.push(`(${byKey} OR (id_prefix = ? AND id_from <= ? AND id_from + count > ?))`);
-        args.push(lookup.idIn.prefix, lookup.idIn.number, lookup.idIn.number);
-      } else where.push(byKey);
+        // The pages whose id sequence covers the id, through their own index.
+        pages += " UNION ALL SELECT seq FROM log_pages WHERE account = ? AND id_prefix = ? AND id_from <= ? AND id_from + count > ?";
+        args.push(lookup.account, lookup.idIn.prefix, lookup.idIn.number, lookup.idIn.number);
+      }
+      where.push(`seq IN (${pages})`);
     }
     if (lookup.jobId !== undefined) {
       where.push("job_id = ?");
