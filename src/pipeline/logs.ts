@@ -5,7 +5,6 @@
  * @module
  */
 
-import { randomUUID } from "node:crypto";
 import { maskSecrets } from "../secrets.js";
 import type { LogRecord, StateStore } from "../state/index.js";
 
@@ -61,6 +60,8 @@ export class LogWriter {
   /** The last message and its masked text: an export logs one message object for every row of its file. */
   private lastMessage: Record<string, unknown> | null = null;
   private lastText = "";
+  /** The number of the last record's id. */
+  private count = 0;
   written = 0;
 
   constructor(
@@ -70,7 +71,8 @@ export class LogWriter {
 
   add(entry: LogEntry): void {
     this.buffer.push({
-      id: randomUUID(),
+      // The run's id and a count: unique as run ids are, and a store keeps a page of them as its first id (state/log-page.ts).
+      id: `${this.ctx.runId}-${++this.count}`,
       action: entry.action,
       channel_id: "",
       context: "",

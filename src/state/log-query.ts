@@ -1,4 +1,4 @@
-import type { LogQuery, LogRecord } from "./types.js";
+import type { LogPage, LogQuery, LogRecord } from "./types.js";
 
 /** v3 part 8: `found` is capped at 1001. */
 export const LOG_FOUND_CAP = 1001;
@@ -44,4 +44,56 @@ export function logFilter(query: LogQuery): (record: LogRecord) => boolean {
     for (const [value, pick] of refine) if (value) tests.push((r) => pick(r) === value);
   }
   return (record) => tests.every((t) => t(record));
+}
+
+/**
+ * The page of a search from its matches, newest first: `found` counts at
+ * most one past the cap (so `found_more_logs` needs no full count), and the
+ * page lies within those counted matches.
+ */
+export class LogCollector {
+  private found = 0;
+  private readonly logs: LogRecord[] = [];
+  private readonly start: number;
+  private readonly limit: number;
+
+  constructor(query: LogQuery) {
+    this.start = query.start ?? 0;
+    this.limit = query.records ?? 20;
+  }
+
+  /** Counts a match; false once no further match can change the answer. */
+  add(record: LogRecord): boolean {
+    if (this.found >= this.start && this.logs.length < this.limit) this.logs.push(record);
+    this.found++;
+    return this.found <= LOG_FOUND_CAP;
+  }
+
+  get done(): boolean {
+    return this.found > LOG_FOUND_CAP;
+  }
+
+  /** How many matches were counted so far. */
+  get counted(): number {
+    return this.found;
+  }
+
+  /**
+   * For a reader that counts apart from fetching (pg-legacy-logs.ts): how
+   * many of its next matches to pass over before the page, and how many the
+   * page still takes.
+   */
+  window(): { skip: number; take: number } {
+    return { skip: Math.max(0, Math.floor(this.start) - this.found), take: Math.max(0, this.limit - this.logs.length) };
+  }
+
+  /** `count` matches counted by such a reader, `records` the ones of them in the page. */
+  addCounted(records: readonly LogRecord[], count: number): void {
+    this.logs.push(...records);
+    this.found += count;
+  }
+
+  page(): LogPage {
+    return { found: Math.min(this.found, LOG_FOUND_CAP), found_more_logs: this.found > LOG_FOUND_CAP, logs: this.logs };
+  }
 }

@@ -1,99 +1,132 @@
 import type pg from "pg";
-import { LOG_FOUND_CAP } from "./log-query.js";
+import { inTransaction } from "./pg-connect.js";
+import { collectLegacyLogs, pruneLegacyLogs } from "./pg-legacy-logs.js";
+import { decodePage, encodePage, pageEnds, searchTime, type EncodedPage } from "./log-page.js";
+import { collectPage, pageLookup } from "./log-lookup.js";
+import { LogCollector, logFilter } from "./log-query.js";
 import type { LogPage, LogQuery, LogRecord } from "./types.js";
 
-const CHUNK = 5000;
-
-/** The timestamp as the seed's search compares it: `YYYY-MM-DD HH:MM:SS`. */
-function searchTime(timestamp: string): string {
-  return timestamp.replace("T", " ").slice(0, 19);
-}
-
-/** Log records in batches: one statement per batch, every field an array parameter. */
-export async function insertLogs(pool: pg.Pool, account: string, records: readonly LogRecord[]): Promise<void> {
-  for (let i = 0; i < records.length; i += CHUNK) {
-    const batch = records.slice(i, i + CHUNK);
-    const col = (pick: (r: LogRecord) => string): string[] => batch.map(pick);
-    await pool.query(
-      `INSERT INTO logs (account, id, identifier, context, integration, instance, request_id, ts, channel_id, action, operation,
-         method, type, result, job_id, body)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],
-         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::json[])`,
-      [
-        account,
-        col((r) => r.id),
-        col((r) => r.identifier),
-        col((r) => r.context),
-        col((r) => r.integration),
-        batch.map((r) => r.instance),
-        col((r) => r.request_id),
-        col((r) => searchTime(r.timestamp)),
-        col((r) => r.channel_id),
-        col((r) => r.action),
-        col((r) => r.operation),
-        col((r) => r.method),
-        col((r) => r.type),
-        col((r) => r.result),
-        col((r) => r.job_id),
-        col((r) => JSON.stringify(r)),
-      ],
-    );
-  }
-}
+/** Pages read per query of a search: the first few usually answer it, a long search reads more each time. */
+const FIRST_PAGES = 4;
+const MOST_PAGES = 64;
 
 /**
- * The seed's search rules (the same as `logFilter`, which the SQLite store
- * applies row by row) as one WHERE clause: search fields narrow, and the
- * refining fields count only when a search field is used.
+ * Pages and their keys in one statement: the pages' seqs are drawn first (in
+ * order, so the pages keep the order of their records), and every column and
+ * key goes as an array parameter.
  */
-function whereOf(query: LogQuery, args: unknown[]): string {
+async function insertPages(client: pg.Pool | pg.PoolClient, account: string, pages: readonly EncodedPage[], seqs?: readonly number[]): Promise<void> {
+  const keys: string[] = [];
+  const keyPage: number[] = [];
+  pages.forEach((page, i) => {
+    for (const key of page.keys) {
+      keys.push(key);
+      keyPage.push(i + 1);
+    }
+  });
+  const col = <T>(pick: (p: EncodedPage) => T): T[] => pages.map(pick);
+  const drawn = seqs
+    ? "SELECT o::integer AS o, s FROM unnest($11::bigint[]) WITH ORDINALITY AS d(s, o)"
+    : "SELECT o, nextval(pg_get_serial_sequence('log_pages', 'seq')) AS s FROM generate_series(1, $11::integer) AS o";
+  await client.query(
+    `WITH d AS MATERIALIZED (${drawn}),
+     p AS (INSERT INTO log_pages (seq, account, job_id, count, id_prefix, id_from, search_min, search_max, body)
+       SELECT d.s, $1, u.job_id, u.count, u.id_prefix, u.id_from, u.search_min, u.search_max, u.body
+       FROM unnest($2::text[], $3::integer[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[])
+         WITH ORDINALITY AS u(job_id, count, id_prefix, id_from, search_min, search_max, body, o) JOIN d USING (o))
+     INSERT INTO log_keys (account, key, page) SELECT $1, k.key, d.s FROM unnest($9::text[], $10::integer[]) AS k(key, o) JOIN d USING (o)`,
+    [
+      account,
+      col((p) => p.job_id),
+      col((p) => p.count),
+      col((p) => p.idPrefix),
+      col((p) => p.idFrom),
+      col((p) => p.searchMin),
+      col((p) => p.searchMax),
+      col((p) => p.body),
+      keys,
+      keyPage,
+      seqs ?? pages.length,
+    ],
+  );
+}
+
+/** Log records as pages (log-page.ts): one statement per batch. */
+export async function insertLogs(pool: pg.Pool, account: string, records: readonly LogRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const pages: EncodedPage[] = [];
+  let from = 0;
+  for (const to of pageEnds(records)) {
+    pages.push(encodePage(records, from, to));
+    from = to;
+  }
+  await insertPages(pool, account, pages);
+}
+
+/** The WHERE clause of the pages that may hold matches, and its parameters. */
+function pageWhere(query: LogQuery): { where: string[]; args: unknown[] } {
+  const lookup = pageLookup(query);
+  const args: unknown[] = [];
   const p = (value: unknown): string => {
     args.push(value);
     return `$${args.length}`;
   };
   const where: string[] = [];
-  if (query.account) where.push(`account = ${p(query.account)}`);
-  let searched = false;
-  const search = (sql: string): void => {
-    where.push(sql);
-    searched = true;
-  };
-  if (query.run) search(`job_id = ${p(query.run)}`);
-  if (query.identifier?.length) search(`identifier = ANY(${p(query.identifier)}::text[])`);
-  if (query.context?.length) search(`context = ANY(${p(query.context)}::text[])`);
-  if (query.integration?.length) search(`integration = ANY(${p(query.integration)}::text[])`);
-  if (query.instance !== undefined) search(`instance = ${p(query.instance)}`);
-  if (query.request_id) search(`request_id = ${p(query.request_id)}`);
-  if (query.id) search(`id = ${p(query.id)}`);
-  if (query.timestamp_start && query.timestamp_end) search(`ts >= ${p(query.timestamp_start)} AND ts <= ${p(query.timestamp_end)}`);
-  if (searched) {
-    const refine = { channel_id: query.channel_id, action: query.action, operation: query.operation, method: query.method, type: query.type, result: query.result, job_id: query.job_id };
-    for (const [column, value] of Object.entries(refine)) if (value) where.push(`${column} = ${p(value)}`);
+  if (lookup.account !== undefined) where.push(`account = ${p(lookup.account)}`);
+  if (lookup.keys && lookup.account !== undefined) {
+    const account = p(lookup.account);
+    let pages = `SELECT page FROM log_keys WHERE account = ${account} AND key = ANY(${p(lookup.keys)}::text[])`;
+    if (lookup.idIn) {
+      // The pages whose id sequence covers the id, through their own index.
+      const n = p(lookup.idIn.number);
+      pages += ` UNION ALL SELECT seq FROM log_pages WHERE account = ${account} AND id_prefix = ${p(lookup.idIn.prefix)} AND id_from <= ${n}::bigint AND id_from + count > ${n}::bigint`;
+    }
+    where.push(`seq IN (${pages})`);
   }
-  return where.length ? `WHERE ${where.join(" AND ")}` : "";
+  if (lookup.jobId !== undefined) where.push(`job_id = ${p(lookup.jobId)}`);
+  if (lookup.time) where.push(`search_max >= ${p(lookup.time.from)} AND search_min <= ${p(lookup.time.to)}`);
+  return { where, args };
+}
+
+/** Newest first, as the SQLite store answers (sqlite-logs.ts), then the rows of older versions. */
+export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
+  const matches = logFilter(query);
+  const collector = new LogCollector(query);
+  const { where, args } = pageWhere(query);
+  let below: number | null = null;
+  let chunk = FIRST_PAGES;
+  for (;;) {
+    const conditions: string[] = below === null ? where : [...where, `seq < $${args.length + 1}`];
+    const sql: string = `SELECT seq, body FROM log_pages ${conditions.length ? `WHERE ${conditions.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ${chunk}`;
+    const { rows }: { rows: Array<{ seq: string; body: string }> } = await pool.query<{ seq: string; body: string }>(sql, below === null ? args : [...args, below]);
+    for (const row of rows) if (!collectPage(row.body, matches, collector)) return collector.page();
+    if (rows.length < chunk) break;
+    below = Number(rows[rows.length - 1]?.seq);
+    chunk = Math.min(MOST_PAGES, chunk * 4);
+  }
+  await collectLegacyLogs(pool, query, collector);
+  return collector.page();
 }
 
 /**
- * Newest first. `found` counts at most one past the cap (so `found_more_logs`
- * needs no full count), and the page lies within those counted matches,
- * exactly as the row-by-row search of the SQLite store stops.
+ * Retention: deletes the records timestamped before `before` by their search
+ * time, as the rows of older versions were: whole pages, and the older
+ * records of a page that spans the moment (its newer ones are written back
+ * under the same seq, so they keep their place).
  */
-export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
-  const start = query.start ?? 0;
-  const limit = query.records ?? 20;
-  const args: unknown[] = [];
-  const where = whereOf(query, args);
-  const counted = pool.query<{ n: number }>(`SELECT count(*)::integer AS n FROM (SELECT 1 FROM logs ${where} LIMIT ${LOG_FOUND_CAP + 1}) AS m`, args);
-  const pageSize = Math.max(0, Math.min(limit, LOG_FOUND_CAP + 1 - start));
-  const page =
-    pageSize > 0
-      ? pool.query<{ body: LogRecord }>(`SELECT body FROM logs ${where} ORDER BY seq DESC OFFSET $${args.length + 1} LIMIT $${args.length + 2}`, [
-          ...args,
-          Math.max(0, Math.floor(start)),
-          Math.floor(pageSize),
-        ])
-      : Promise.resolve({ rows: [] as { body: LogRecord }[] });
-  const [count, rows] = await Promise.all([counted, page]);
-  const found = count.rows[0]?.n ?? 0;
-  return { found: Math.min(found, LOG_FOUND_CAP), found_more_logs: found > LOG_FOUND_CAP, logs: rows.rows.map((r) => r.body) };
+export async function pruneLogs(pool: pg.Pool, before: string): Promise<void> {
+  const cutoff = searchTime(before);
+  await pruneLegacyLogs(pool, cutoff);
+  await inTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ seq: string; account: string; body: string }>(
+      "DELETE FROM log_pages WHERE search_min < $1 RETURNING seq, account, body",
+      [cutoff],
+    );
+    for (const row of rows) {
+      const records = decodePage(row.body);
+      await client.query("DELETE FROM log_keys WHERE account = $1 AND key = ANY($2::text[]) AND page = $3", [row.account, encodePage(records, 0, records.length).keys, row.seq]);
+      const kept = records.filter((r) => !(searchTime(r.timestamp) < cutoff));
+      if (kept.length > 0) await insertPages(client, row.account, [encodePage(kept, 0, kept.length)], [Number(row.seq)]);
+    }
+  });
 }

@@ -4,7 +4,7 @@ import { inTransaction, openPgPool, parsePgUrl, type PgOptions } from "./pg-conn
 import { PgDebugFiles } from "./pg-debug-files.js";
 import { interruptedError } from "./interrupted.js";
 import { pgLock, pgReleaseLock, pgRenewLock } from "./pg-locks.js";
-import { insertLogs, searchLogs } from "./pg-logs.js";
+import { insertLogs, pruneLogs, searchLogs } from "./pg-logs.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import type {
   AutomationLock,
@@ -150,7 +150,7 @@ export class PostgresStore implements StateStore {
 
   async pruneRuns(before: Date): Promise<number> {
     // Log records go with the runs that wrote them: both are kept for run_retention.
-    await this.pool.query("DELETE FROM logs WHERE ts < $1", [before.toISOString().replace("T", " ").slice(0, 19)]);
+    await pruneLogs(this.pool, before.toISOString().replace("T", " ").slice(0, 19));
     const result = await this.pool.query("DELETE FROM runs WHERE outcome IS NOT NULL AND started < $1", [before.toISOString()]);
     return result.rowCount ?? 0;
   }

@@ -1,72 +1,111 @@
 import type Database from "better-sqlite3";
-import { compactLogBody, expandLogBody, type LogColumns } from "./log-body.js";
-import { logFilter, LOG_FOUND_CAP } from "./log-query.js";
+import { encodePage, decodePage, pageEnds, type EncodedPage } from "./log-page.js";
+import { collectPage, pageLookup } from "./log-lookup.js";
+import { LogCollector, logFilter } from "./log-query.js";
+import { SqliteLegacyLogs } from "./sqlite-legacy-logs.js";
 import type { LogPage, LogQuery, LogRecord } from "./types.js";
 
+interface PageRow {
+  seq: number;
+  account: string;
+  body: string;
+}
+
 /**
- * The log records of the SQLite store: one row each, written a batch per
- * transaction through one prepared statement (a single `json_each`
- * statement per batch measured no faster: the table and its two indexes
- * are the cost, not the binding), with the compact body of log-body.ts.
+ * The log records of the SQLite store as pages (log-page.ts): one row in
+ * `log_pages` per page, and one row in `log_keys` per identifier, request_id
+ * and (when the ids are no sequence) id of a page, for the searches by them.
+ * Records written one row each by an older version are read after the pages.
  */
 export class SqliteLogs {
-  private readonly insert: Database.Statement;
+  private readonly insertPage: Database.Statement;
+  private readonly insertKey: Database.Statement;
+  private readonly legacy: SqliteLegacyLogs;
 
   constructor(private readonly db: Database.Database) {
-    this.insert = db.prepare("INSERT INTO logs (account, id, identifier, job_id, request_id, timestamp, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    this.insertPage = db.prepare(
+      `INSERT INTO log_pages (seq, account, job_id, count, id_prefix, id_from, time_min, time_max, search_min, search_max, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // A page's keys go as one JSON parameter: binding one statement per key cost more than the index.
+    this.insertKey = db.prepare("INSERT INTO log_keys (account, key, page) SELECT ?, value, ? FROM json_each(?)");
+    this.legacy = new SqliteLegacyLogs(db);
   }
 
   add(account: string, records: readonly LogRecord[]): void {
     this.db.transaction(() => {
-      for (const r of records) this.insert.run(account, r.id, r.identifier, r.job_id, r.request_id, r.timestamp, compactLogBody(r, account));
+      let from = 0;
+      for (const to of pageEnds(records)) {
+        this.put(account, null, encodePage(records, from, to));
+        from = to;
+      }
     })();
+  }
+
+  private put(account: string, seq: number | null, page: EncodedPage): void {
+    const { lastInsertRowid } = this.insertPage.run(
+      seq, account, page.job_id, page.count, page.idPrefix, page.idFrom, page.timeMin, page.timeMax, page.searchMin, page.searchMax, page.body,
+    );
+    this.insertKey.run(account, lastInsertRowid, JSON.stringify(page.keys));
   }
 
   search(query: LogQuery): LogPage {
     const matches = logFilter(query);
-    const start = query.start ?? 0;
-    const limit = query.records ?? 20;
-    const logs: LogRecord[] = [];
-    let found = 0;
-    const { where, args } = indexedLogWhere(query);
-    const sql = `SELECT account, id, identifier, job_id, request_id, timestamp, body FROM logs ${where} ORDER BY seq DESC`;
-    const rows = this.db.prepare(sql).iterate(...args) as IterableIterator<LogColumns & { body: string }>;
-    for (const row of rows) {
-      const record = expandLogBody(row, row.body);
-      if (!matches(record)) continue;
-      if (found >= start && logs.length < limit) logs.push(record);
-      found++;
-      // One past the cap tells whether more exist without counting them all.
-      if (found > LOG_FOUND_CAP) break;
-    }
-    return { found: Math.min(found, LOG_FOUND_CAP), found_more_logs: found > LOG_FOUND_CAP, logs };
+    const collector = new LogCollector(query);
+    for (const row of this.pages(query)) if (!collectPage(row.body, matches, collector)) return collector.page();
+    for (const record of this.legacy.records(query)) if (matches(record) && !collector.add(record)) break;
+    return collector.page();
   }
-}
 
-/**
- * The part of a log search the table's indexes answer (account, identifier,
- * job_id, request_id, id), so a narrow search reads its rows and not the
- * account's whole log; `logFilter` still decides every row (timestamps,
- * refining fields).
- */
-function indexedLogWhere(query: LogQuery): { where: string; args: string[] } {
-  const where: string[] = [];
-  const args: string[] = [];
-  const equals = (column: string, value: string | undefined): void => {
-    if (!value) return;
-    where.push(`${column} = ?`);
-    args.push(value);
-  };
-  equals("account", query.account);
-  equals("job_id", query.run);
-  const identifiers = query.identifier ?? [];
-  if (identifiers.length > 0) {
-    where.push(`identifier IN (${identifiers.map(() => "?").join(", ")})`);
-    args.push(...identifiers);
+  /** The pages that may hold matches, newest first. */
+  private pages(query: LogQuery): IterableIterator<PageRow> {
+    const lookup = pageLookup(query);
+    const where: string[] = [];
+    const args: Array<string | number> = [];
+    if (lookup.account !== undefined) {
+      where.push("account = ?");
+      args.push(lookup.account);
+    }
+    if (lookup.keys && lookup.account !== undefined) {
+      let pages = `SELECT page FROM log_keys WHERE account = ? AND key IN (${lookup.keys.map(() => "?").join(", ")})`;
+      args.push(lookup.account, ...lookup.keys);
+      if (lookup.idIn) {
+        // The pages whose id sequence covers the id, through their own index.
+        pages += " UNION ALL SELECT seq FROM log_pages WHERE account = ? AND id_prefix = ? AND id_from <= ? AND id_from + count > ?";
+        args.push(lookup.account, lookup.idIn.prefix, lookup.idIn.number, lookup.idIn.number);
+      }
+      where.push(`seq IN (${pages})`);
+    }
+    if (lookup.jobId !== undefined) {
+      where.push("job_id = ?");
+      args.push(lookup.jobId);
+    }
+    if (lookup.time) {
+      where.push("search_max >= ? AND search_min <= ?");
+      args.push(lookup.time.from, lookup.time.to);
+    }
+    const sql = `SELECT seq, account, body FROM log_pages ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC`;
+    return this.db.prepare(sql).iterate(...args) as IterableIterator<PageRow>;
   }
-  equals("request_id", query.request_id);
-  equals("id", query.id);
-  // job_id refines only next to a search field (logFilter); the identifier or request_id above is one.
-  if (query.run || identifiers.length > 0 || query.request_id || query.id) equals("job_id", query.job_id);
-  return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", args };
+
+  /**
+   * Deletes the records timestamped before `before` (`YYYY-MM-DD HH:MM:SS`):
+   * whole pages, and the older records of a page that spans the moment (its
+   * newer ones are written back under the same seq, so they keep their place).
+   */
+  prune(before: string): void {
+    this.legacy.prune(before);
+    const old = this.db.prepare("SELECT seq, account, body FROM log_pages WHERE time_min < ?").all(before) as PageRow[];
+    const deletePage = this.db.prepare("DELETE FROM log_pages WHERE seq = ?");
+    const deleteKey = this.db.prepare("DELETE FROM log_keys WHERE account = ? AND key = ? AND page = ?");
+    this.db.transaction(() => {
+      for (const row of old) {
+        const records = decodePage(row.body);
+        for (const key of encodePage(records, 0, records.length).keys) deleteKey.run(row.account, key, row.seq);
+        deletePage.run(row.seq);
+        const kept = records.filter((r) => !(r.timestamp < before));
+        if (kept.length > 0) this.put(row.account, row.seq, encodePage(kept, 0, kept.length));
+      }
+    })();
+  }
 }

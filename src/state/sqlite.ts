@@ -49,6 +49,15 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE runs ADD COLUMN progress TEXT;`,
   // The source fingerprint of each snapshot entry (SnapshotEntry.source): null for entries put before it existed.
   `ALTER TABLE snapshots ADD COLUMN source TEXT;`,
+  // Log records as pages of a run's records (sqlite-logs.ts), and the keys searches find them by. Table logs keeps older records.
+  `CREATE TABLE log_pages (seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, job_id TEXT NOT NULL, count INTEGER NOT NULL,
+     id_prefix TEXT, id_from INTEGER NOT NULL, time_min TEXT NOT NULL, time_max TEXT NOT NULL, search_min TEXT NOT NULL,
+     search_max TEXT NOT NULL, body TEXT NOT NULL);
+   CREATE INDEX log_pages_by_account ON log_pages (account, seq);
+   CREATE INDEX log_pages_by_job ON log_pages (account, job_id, seq);
+   CREATE INDEX log_pages_by_id ON log_pages (account, id_prefix, id_from) WHERE id_prefix IS NOT NULL;
+   CREATE INDEX log_pages_by_time ON log_pages (time_min);
+   CREATE TABLE log_keys (account TEXT NOT NULL, key TEXT NOT NULL, page INTEGER NOT NULL, PRIMARY KEY (account, key, page)) WITHOUT ROWID;`,
 ];
 
 /** Entries per snapshot statement: bounds the JSON text of one statement to about a megabyte. */
@@ -193,7 +202,7 @@ export class SqliteStore implements StateStore {
 
   async pruneRuns(before: Date): Promise<number> {
     // Log records go with the runs that wrote them: both are kept for run_retention.
-    this.db.prepare("DELETE FROM logs WHERE timestamp < ?").run(before.toISOString().replace("T", " ").slice(0, 19));
+    this.logs.prune(before.toISOString().replace("T", " ").slice(0, 19));
     // The undo journals and the event links go with their runs (PostgreSQL: by their foreign keys).
     this.db.prepare("DELETE FROM undo_journal WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());
     this.db.prepare("DELETE FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE outcome IS NOT NULL AND started < ?)").run(before.toISOString());

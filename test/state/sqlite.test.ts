@@ -5,11 +5,13 @@ import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { SqliteStore } from "../../src/state/sqlite.js";
 import { bulkSuite } from "./bulk-suite.js";
+import { expected, logPagesSuite, record } from "./log-pages-suite.js";
 import { storeSuite } from "./store-suite.js";
 
 const fresh = async (): Promise<SqliteStore> => new SqliteStore(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db"));
 storeSuite("sqlite", fresh);
 bulkSuite("sqlite", fresh);
+logPagesSuite("sqlite", fresh);
 
 it("sqlite state survives a reopen", async () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db");
@@ -36,5 +38,32 @@ it("reads a log record stored whole by an older version as it was", async () => 
   const store = new SqliteStore(file);
   const page = await store.searchLogs({ account: "demo", identifier: ["SKU1"] });
   expect(page.logs.map((l) => JSON.stringify(l))).toEqual([JSON.stringify(record)]);
+  await store.close();
+});
+
+it("reads the rows of table logs after the pages, as one newest-first list, and forgets them by retention", async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db");
+  await new SqliteStore(file).close();
+  // As the version before pages wrote them: the columns and a compact body, or a whole one.
+  const old = Array.from({ length: 1200 }, (_, i) => record(`${i}-old`, i, { job_id: "run-old", timestamp: i < 600 ? "2026-01-01 00:00:00" : "2026-11-20 00:00:00" }));
+  const raw = new Database(file);
+  const insert = raw.prepare("INSERT INTO logs (account, id, identifier, job_id, request_id, timestamp, body) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  for (const [i, r] of old.entries()) {
+    const compact = JSON.stringify({ action: r.action, integration: r.integration, message: r.message, operation: r.operation, result: r.result, type: r.type });
+    insert.run("demo", r.id, r.identifier, r.job_id, r.request_id, r.timestamp, i % 2 ? compact : JSON.stringify(r));
+  }
+  raw.close();
+  const store = new SqliteStore(file);
+  const fresh = Array.from({ length: 300 }, (_, i) => record(`run-new-${i + 1}`, i, { job_id: "run-new" }));
+  await store.addLogs("demo", fresh);
+  let written = [...old, ...fresh].map((r) => ({ account: "demo", record: r }));
+  for (const query of [{ account: "demo", start: 290, records: 20 }, { account: "demo", start: 995, records: 20 }, { account: "demo", identifier: ["SKU2"], start: 40, records: 10 }, { account: "demo", id: "7-old" }, { account: "demo", run: "run-old", start: 1190, records: 20 }]) {
+    expect(await store.searchLogs(query)).toEqual(expected(written, query));
+  }
+  await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
+  written = written.filter((w) => w.record.timestamp >= "2026-06-01");
+  for (const query of [{ account: "demo", start: 880, records: 50 }, { account: "demo", id: "7-old" }, { account: "demo", id: "700-old" }]) {
+    expect(await store.searchLogs(query)).toEqual(expected(written, query));
+  }
   await store.close();
 });

@@ -1,0 +1,221 @@
+/**
+ * A page of log records: consecutive records of one run stored as one row,
+ * field by field. A run's records repeat most of their fields (account, run,
+ * integration, operation, message, the second they were written in), so a
+ * field the whole page shares is stored once, a field that changes seldom
+ * as runs of equal values, and ids that count up (`<prefix><n>`, as LogWriter
+ * makes them) as their prefix and first number. One row per record, with
+ * its indexes, was most of an export's commit.
+ *
+ * A record that is not exactly a LogRecord (a field missing, or one more)
+ * is kept whole beside the columns and read back as it was given.
+ *
+ * @module
+ */
+
+import type { LogRecord } from "./types.js";
+
+/** The fields of a log record in the order LogWriter builds them, and records are read back in. */
+const FIELDS = [
+  "id", "action", "channel_id", "context", "field_data", "identifier", "job_id", "integration", "message", "method", "operation",
+  "request_id", "result", "sd_user_id", "timestamp", "type", "instance", "log_level", "sd_acct_id",
+] as const satisfies ReadonlyArray<keyof LogRecord>;
+
+type Value = string | number;
+
+/** One field of a page: the same on every record, runs of equal values, every value, or ids counting up. */
+interface PageBody {
+  n: number;
+  same?: Record<string, Value>;
+  runs?: Record<string, Value[]>;
+  all?: Record<string, Value[]>;
+  /** The ids: `[prefix, first number]`, record i's id being prefix + (first + i). */
+  seq?: [string, number];
+  /** Records kept whole, by their index in the page. */
+  whole?: Record<string, string>;
+}
+
+/** An id as a prefix and the number it ends with, when that number is written plainly (no leading zero, a safe integer). */
+export function idSequence(id: string): { prefix: string; number: number } | null {
+  const m = /^(.*?)(0|[1-9]\d{0,14})$/.exec(id);
+  if (!m || (m[1] ?? "").match(/\d$/)) return null;
+  return { prefix: m[1] ?? "", number: Number(m[2]) };
+}
+
+/** The timestamp as the seed's search compares it: `YYYY-MM-DD HH:MM:SS`. */
+export function searchTime(timestamp: string): string {
+  return timestamp.replace("T", " ").slice(0, 19);
+}
+
+/** Records per page at most: a search by identifier decodes a whole page to read one record of it. */
+export const LOG_PAGE_RECORDS = 1000;
+
+/** Where each page of `records` ends: at LOG_PAGE_RECORDS, and wherever the job_id changes. */
+export function pageEnds(records: readonly LogRecord[]): number[] {
+  const ends: number[] = [];
+  let from = 0;
+  for (let i = 1; i <= records.length; i++) {
+    if (i === records.length || i - from >= LOG_PAGE_RECORDS || records[i]?.job_id !== records[from]?.job_id) {
+      ends.push(i);
+      from = i;
+    }
+  }
+  return ends;
+}
+
+/** What a store indexes and filters a page by, beside its body. */
+export interface EncodedPage {
+  body: string;
+  count: number;
+  job_id: string;
+  /** The ids as a sequence (prefix and first number), or null when they are not one. */
+  idPrefix: string | null;
+  idFrom: number;
+  /** Raw timestamps' range (retention compares them) and the search times' range (timestamp searches). */
+  timeMin: string;
+  timeMax: string;
+  searchMin: string;
+  searchMax: string;
+  /** Distinct lookup keys: `i` + identifier, `r` + request_id, and `e` + id when the ids are no sequence. */
+  keys: string[];
+}
+
+function isPlain(record: LogRecord): boolean {
+  let n = 0;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const value = (record as unknown as Record<string, unknown>)[key];
+    if (FIELDS[n] !== key || (typeof value !== "string" && typeof value !== "number")) return false;
+    n++;
+  }
+  return n === FIELDS.length;
+}
+
+/** The ids of records[from..to) as one sequence, if they are one. */
+function sequenceOf(records: readonly LogRecord[], from: number, to: number): [string, number] | null {
+  const first = idSequence(records[from]?.id ?? "");
+  if (!first) return null;
+  for (let i = from + 1; i < to; i++) if (records[i]?.id !== `${first.prefix}${first.number + (i - from)}`) return null;
+  return first.number + (to - from - 1) <= Number.MAX_SAFE_INTEGER ? [first.prefix, first.number] : null;
+}
+
+/** Records from..to of one run as a page. The caller cuts pages so each holds one job_id. */
+export function encodePage(records: readonly LogRecord[], from: number, to: number): EncodedPage {
+  const n = to - from;
+  const body: PageBody = { n };
+  const whole: Record<string, string> = {};
+  let anyWhole = false;
+  for (let i = from; i < to; i++) {
+    const r = records[i] as LogRecord;
+    if (!isPlain(r)) {
+      whole[i - from] = JSON.stringify(r);
+      anyWhole = true;
+    }
+  }
+  if (anyWhole) body.whole = whole;
+  const seq = sequenceOf(records, from, to);
+  if (seq) body.seq = seq;
+  for (const field of FIELDS) {
+    if (field === "id" && seq) continue;
+    const values: Value[] = [];
+    let runs = 1;
+    for (let i = from; i < to; i++) {
+      const v = (records[i] as unknown as Record<string, Value | undefined>)[field] ?? "";
+      if (i > from && v !== values[values.length - 1]) runs++;
+      values.push(v);
+    }
+    if (runs === 1) (body.same ??= {})[field] = values[0] ?? "";
+    else if (runs * 2 <= n) (body.runs ??= {})[field] = runLengths(values);
+    else (body.all ??= {})[field] = values;
+  }
+  const first = records[from] as LogRecord;
+  const keys = new Set<string>();
+  let timeMin = first.timestamp ?? "";
+  let timeMax = timeMin;
+  let searchMin = searchTime(timeMin);
+  let searchMax = searchMin;
+  for (let i = from; i < to; i++) {
+    const r = records[i] as LogRecord;
+    keys.add(`i${r.identifier}`);
+    keys.add(`r${r.request_id}`);
+    if (!seq) keys.add(`e${r.id}`);
+    const t = r.timestamp ?? "";
+    if (t !== timeMax || t !== timeMin) {
+      if (t < timeMin) timeMin = t;
+      if (t > timeMax) timeMax = t;
+      const s = searchTime(t);
+      if (s < searchMin) searchMin = s;
+      if (s > searchMax) searchMax = s;
+    }
+  }
+  return { body: JSON.stringify(body), count: n, job_id: first.job_id, idPrefix: seq?.[0] ?? null, idFrom: seq?.[1] ?? 0, timeMin, timeMax, searchMin, searchMax, keys: [...keys] };
+}
+
+/** `[value, count, value, count, …]` */
+function runLengths(values: readonly Value[]): Value[] {
+  const out: Value[] = [];
+  for (let i = 0; i < values.length; ) {
+    let j = i + 1;
+    while (j < values.length && values[j] === values[i]) j++;
+    out.push(values[i] as Value, j - i);
+    i = j;
+  }
+  return out;
+}
+
+function expandRuns(runs: readonly Value[], n: number): Value[] {
+  const out: Value[] = new Array<Value>(n);
+  let at = 0;
+  for (let i = 0; i < runs.length; i += 2) {
+    const value = runs[i] as Value;
+    const count = runs[i + 1] as number;
+    out.fill(value, at, at + count);
+    at += count;
+  }
+  return out;
+}
+
+/** The page's records in the order they were written. */
+export function decodePage(text: string): LogRecord[] {
+  const body = JSON.parse(text) as PageBody;
+  const n = body.n;
+  const columns: Array<Value[] | null> = [];
+  const same: Value[] = [];
+  for (const field of FIELDS) {
+    const runs = body.runs?.[field];
+    columns.push(body.all?.[field] ?? (runs ? expandRuns(runs, n) : null));
+    same.push(body.same?.[field] ?? "");
+  }
+  const out: LogRecord[] = new Array<LogRecord>(n);
+  const [prefix, from] = body.seq ?? ["", 0];
+  const at = (f: number, i: number): Value => columns[f]?.[i] ?? (same[f] as Value);
+  for (let i = 0; i < n; i++) {
+    const kept = body.whole?.[i];
+    if (kept !== undefined) {
+      out[i] = JSON.parse(kept) as LogRecord;
+      continue;
+    }
+    out[i] = {
+      id: body.seq ? `${prefix}${from + i}` : (at(0, i) as string),
+      action: at(1, i) as string,
+      channel_id: at(2, i) as string,
+      context: at(3, i) as string,
+      field_data: at(4, i) as string,
+      identifier: at(5, i) as string,
+      job_id: at(6, i) as string,
+      integration: at(7, i) as string,
+      message: at(8, i) as string,
+      method: at(9, i) as string,
+      operation: at(10, i) as string,
+      request_id: at(11, i) as string,
+      result: at(12, i) as string,
+      sd_user_id: at(13, i) as string,
+      timestamp: at(14, i) as string,
+      type: at(15, i) as string,
+      instance: at(16, i) as number,
+      log_level: at(17, i) as number,
+      sd_acct_id: at(18, i) as number,
+    };
+  }
+  return out;
+}
