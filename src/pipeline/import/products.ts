@@ -87,7 +87,7 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   let bulkFiles: BulkFile[] = [];
   return {
     plan: async (counts) => {
-      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink }, scope, limited, sources.index);
+      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink }, scope, limited, sources.index).finally(() => sources.stop());
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },

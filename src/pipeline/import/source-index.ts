@@ -144,11 +144,13 @@ export class SourceIndex {
   }
 }
 
-/** A source index being read: the planner awaits `index` (null when the pass cannot settle rows); the pass stops it when it ends. */
+/** A source index being read: the planner awaits `index` (null when the pass cannot settle rows); `stop` ends the read and lets the index go. */
 export interface SourceIndexRead {
   readonly index: Promise<SourceIndex | null>;
   stop(): Promise<void>;
 }
+
+const NO_INDEX: SourceIndexRead = { index: Promise.resolve(null), stop: async () => undefined };
 
 /**
  * Starts reading the index when the pass opens, so that it overlaps the
@@ -159,16 +161,20 @@ export function startSourceIndex(input: Pick<PassInput, "config" | "diff" | "sto
   const { config } = input;
   const updates = config.update !== undefined && config.update !== true;
   const csv = config.format === undefined || config.format === "csv";
-  if (!input.diff || !updates || config.diff_update || !csv || !fingerprintable(config)) return { index: Promise.resolve(null), stop: async () => undefined };
+  if (!input.diff || !updates || config.diff_update || !csv || !fingerprintable(config)) return NO_INDEX;
   let stopped = false;
-  const index = SourceIndex.load(input.store, input.snapshotKey, () => stopped || input.signal?.aborted === true);
+  let index: Promise<SourceIndex | null> = SourceIndex.load(input.store, input.snapshotKey, () => stopped || input.signal?.aborted === true);
   // The planner awaits it and sees its error; until then it must not count as unhandled.
   index.catch(() => undefined);
   return {
-    index,
+    get index() {
+      return index;
+    },
     stop: async () => {
       stopped = true;
       await index.catch(() => undefined);
+      // Its tables are not needed past the plan: a live run's apply and commit run without them.
+      index = Promise.resolve(null);
     },
   };
 }
