@@ -87,6 +87,16 @@ function itemLine(item: Record<string, string>, columns: readonly string[]): str
   return `${line}\r\n`;
 }
 
+/** itemLine's quoting for cells already in column order. */
+function cellsLine(cells: readonly string[]): string {
+  let line = "";
+  for (let i = 0; i < cells.length; i++) {
+    const value = cells[i] ?? "";
+    line += (i === 0 ? "" : ",") + (NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+  }
+  return `${line}\r\n`;
+}
+
 function isIdentifierField(column: string): column is IdentifierField {
   return (IDENTIFIER_FIELDS as readonly string[]).includes(column);
 }
@@ -146,10 +156,15 @@ export class ExportRunner {
 
   /** The export's CSV lines, a page of the store at a time. */
   private async *csvPages(job: ExportJob, columns: string[], matches: Matcher): AsyncGenerator<string[]> {
-    if (job.type === "items" && job.search.trim() === "" && columns.every(isIdentifierField)) {
+    const everyItem = job.type === "items" && job.search.trim() === "";
+    // Named fields of every item: SQLite reads them out of each item's JSON (a scope read asks for a few of them).
+    const fields = everyItem && !columns.every(isIdentifierField) ? this.ctx.items.scanFields(columns) : null;
+    if (everyItem && columns.every(isIdentifierField)) {
       for await (const page of this.ctx.items.scanIdentifiers(columns.filter(isIdentifierField))) {
         yield page.map((ids) => csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
       }
+    } else if (fields) {
+      for await (const page of fields) yield page.map(cellsLine);
     } else if (job.type === "items") {
       const all = job.search.trim() === "";
       for await (const page of this.ctx.items.scan()) {

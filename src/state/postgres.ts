@@ -216,6 +216,20 @@ export class PostgresStore implements StateStore {
     return out;
   }
 
+  async *snapshotSourcePages(key: string, pageSize = CHUNK): AsyncGenerator<Array<[string, string | null]>> {
+    let after = "";
+    for (;;) {
+      const { rows } = await this.pool.query<{ identifier: string; source: string | null }>(
+        "SELECT identifier, source FROM snapshots WHERE key = $1 AND identifier > $2 ORDER BY identifier LIMIT $3",
+        [key, after, pageSize],
+      );
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.identifier ?? after;
+      yield rows.map((r): [string, string | null] => [r.identifier, r.source]);
+      if (rows.length < pageSize) return;
+    }
+  }
+
   /**
    * Stamped with this worker's clock, like the SQLite store: the run prunes by
    * a time it took from the same clock, so a database clock that differs

@@ -255,6 +255,19 @@ export class SqliteStore implements StateStore {
     return out;
   }
 
+  async *snapshotSourcePages(key: string, pageSize = 10_000): AsyncGenerator<Array<[string, string | null]>> {
+    // Keyset pages along the primary key: no statement stays open while the caller awaits between pages.
+    const page = this.db.prepare("SELECT identifier, source FROM snapshots WHERE key = ? AND identifier > ? ORDER BY identifier LIMIT ?").raw();
+    let after = "";
+    for (;;) {
+      const rows = page.all(key, after, pageSize) as Array<[string, string | null]>;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]?.[0] ?? after;
+      yield rows;
+      if (rows.length < pageSize) return;
+    }
+  }
+
   /**
    * One statement per chunk: the entries go as one JSON text, `[[identifier, values as JSON text, source], …]`,
    * which cost a commit a third less than a statement run per entry. A later entry of an identifier wins.

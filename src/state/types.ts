@@ -307,6 +307,12 @@ export interface StateStore {
    * its values.
    */
   snapshotSources(key: string, identifiers: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Every entry of the key as identifier and source fingerprint (null for an
+   * entry without one), in pages in identifier order: one sequential read
+   * instead of a lookup per identifier, for a diff run's source index.
+   */
+  snapshotSourcePages(key: string, pageSize?: number): AsyncGenerator<Array<[string, string | null]>>;
   snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void>;
   snapshotDelete(key: string, identifiers: readonly string[]): Promise<void>;
   snapshotCount(key: string): Promise<number>;

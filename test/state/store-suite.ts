@@ -213,6 +213,20 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect((await store.snapshotGet("src", ["A"])).get("A")).toEqual({ stock: "4" });
     });
 
+    it("pages every entry's source fingerprint in identifier order, null where an entry has none", async () => {
+      const entries = Array.from({ length: 25 }, (_, i) => ({ identifier: `K${String(24 - i).padStart(2, "0")}`, values: { v: String(i) }, ...(i % 5 === 0 ? {} : { source: `src${i}` }) }));
+      await store.snapshotPut("pages", entries);
+      await store.snapshotPut("other", [{ identifier: "K00", values: {}, source: "elsewhere" }]);
+      const pages: Array<Array<[string, string | null]>> = [];
+      for await (const page of store.snapshotSourcePages("pages", 10)) pages.push(page);
+      expect(pages.map((p) => p.length)).toEqual([10, 10, 5]);
+      const expected = entries.map((e): [string, string | null] => [e.identifier, e.source ?? null]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+      expect(pages.flat()).toEqual(expected);
+      const none: unknown[] = [];
+      for await (const page of store.snapshotSourcePages("missing")) none.push(page);
+      expect(none).toEqual([]);
+    });
+
     it("keys the ledger by path, size and modification time", async () => {
       const e = { path: "in/a.csv", size: 10, modified: "2026-11-21T00:00:00.000Z" };
       expect(await store.ledgerHas("k", e)).toBe(false);

@@ -17,6 +17,7 @@ import type { PlannedOp } from "../planned-op.js";
 import { ChangeTally } from "./change-guard.js";
 import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import { SETTLED, type RowSource } from "./read.js";
+import { SOURCE, sourceMatch, type SourceIndex } from "./source-index.js";
 import type { WorkDb } from "./workdb.js";
 import type { SnapshotEntry } from "../../state/index.js";
 
@@ -46,6 +47,8 @@ export interface PlannerOptions {
   scopeSize: number;
   /** Removal is configured: the scope records the feed mentions are marked. */
   markSeen: boolean;
+  /** A diff run's snapshot fingerprints, read while the files download; without it the store is asked batch by batch. */
+  sources?: Promise<SourceIndex | null>;
   /** change_limits of the fields the file config sets; each planner counts afresh (a second read plans anew). */
   changeLimits: { limits: ChangeLimits; fields: readonly string[] };
 }
@@ -124,22 +127,40 @@ export class ProductPlanner {
     const { o } = this;
     const codes = new Uint8Array(identifiers.length);
     if (!o.diff || o.scopeSize === 0 || o.plan.update === undefined || o.plan.liveDiff !== undefined || this.mapper.hasServiceActions) return codes;
-    const stored = await o.store.snapshotSources(o.snapshotKey, identifiers.filter((id): id is string => id !== undefined));
+    const found = await this.sourceMatches(identifiers, fingerprints, definition);
     const matched: string[] = [];
     for (const [i, id] of identifiers.entries()) {
-      const source = id === undefined ? undefined : stored.get(id);
-      if (id === undefined || source === undefined) continue;
-      if (source === fingerprints[i]) matched.push(id);
+      if (id === undefined) continue;
+      if (found[i] === SOURCE.equal) matched.push(id);
       // The snapshot's fingerprint is of this definition: a row that differs differs in its cells, and is mapped.
-      if (source.startsWith(definition)) codes[i] = SETTLED.current;
+      if (found[i] !== SOURCE.none) codes[i] = SETTLED.current;
     }
     const inScope = o.work.scopeHas(matched, o.markSeen);
     for (const [i, id] of identifiers.entries()) {
-      if (id === undefined || !inScope.has(id) || stored.get(id) !== fingerprints[i]) continue;
+      if (id === undefined || found[i] !== SOURCE.equal || !inScope.has(id)) continue;
       codes[i] = SETTLED.unchanged;
       this.counts.unchanged += 1;
     }
     return codes;
+  }
+
+  /** What the snapshot's fingerprint says of each row: from the run's source index, and the store for what the index cannot tell. */
+  private async sourceMatches(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>, definition: string): Promise<Uint8Array> {
+    const { o } = this;
+    const index = o.sources ? await o.sources : null;
+    const found = new Uint8Array(identifiers.length);
+    const ask: string[] = [];
+    for (const [i, id] of identifiers.entries()) {
+      if (id === undefined) continue;
+      found[i] = index ? index.match(id, fingerprints[i] ?? "", definition) : SOURCE.unknown;
+      if (found[i] === SOURCE.unknown) ask.push(id);
+    }
+    if (ask.length === 0) return found;
+    const stored = await o.store.snapshotSources(o.snapshotKey, ask);
+    for (const [i, id] of identifiers.entries()) {
+      if (id !== undefined && found[i] === SOURCE.unknown) found[i] = sourceMatch(stored.get(id), fingerprints[i] ?? "", definition);
+    }
+    return found;
   }
 
   /** Scope records the feed did not mention, once every page is planned. */

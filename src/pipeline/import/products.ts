@@ -27,6 +27,7 @@ import { ProductPlanner, type OpSink, type PlannerOptions, type PlannerRow } fro
 import { QUIET_DEBUG, readAndMap, SETTLED } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
 import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
+import { startSourceIndex, type SourceIndex } from "./source-index.js";
 import { WorkDb } from "./workdb.js";
 
 function planConfig(config: FileConfig): ProductPlanConfig {
@@ -81,11 +82,12 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const journalFields = undo && config.remove !== undefined ? ["listed"] : [];
   const fields = undo && config.remove === "delete" ? null : scopeFields(config, mapped, serviceActionFields(config), { before: (input.debug.full && !input.diff) || undo !== undefined, limited: [...limited, ...journalFields] });
   const scope = startProductScope(input.client, config, fields, work, input.signal);
+  const sources = startSourceIndex(input);
   const sink = undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   let bulkFiles: BulkFile[] = [];
   return {
     plan: async (counts) => {
-      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink }, scope, limited);
+      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink }, scope, limited, sources.index).finally(() => sources.stop());
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },
@@ -109,6 +111,7 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
     close: async () => {
       // A pass that failed before planning (a download, a header) must not close the work database under the scope read.
       await scope.stop();
+      await sources.stop();
       await output.close();
       repeats.close();
       work.close();
@@ -122,10 +125,19 @@ interface PlanOutput {
   sink: OpSink;
 }
 
-async function planProducts(input: PassInput, counts: RunCounts, work: WorkDb, repeats: RepeatFinder, out: PlanOutput, scope: ScopeRead, limited: readonly string[]): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
+async function planProducts(
+  input: PassInput,
+  counts: RunCounts,
+  work: WorkDb,
+  repeats: RepeatFinder,
+  out: PlanOutput,
+  scope: ScopeRead,
+  limited: readonly string[],
+  sources: Promise<SourceIndex | null>,
+): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
   const { config } = input;
   const output = out.sink;
-  const options = (scopeSize: number): PlannerOptions => plannerOptions(input, plan, work, output, scopeSize, limited);
+  const options = (scopeSize: number): PlannerOptions => ({ ...plannerOptions(input, plan, work, output, scopeSize, limited), sources });
   const files = await input.files;
   input.onStage?.("read", 0);
   // What a run without the undo journal reads of the scope: only those fields may be dropped as `same` by a diff run.

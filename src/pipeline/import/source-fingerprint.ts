@@ -24,7 +24,7 @@ import { packageVersion } from "../../version.js";
 const SCHEME = 1;
 
 /** Characters of the definition's hash at the front of every fingerprint (base64url: 72 bits). */
-const DEFINITION_CHARS = 12;
+export const DEFINITION_CHARS = 12;
 
 /** What a file's rows are fingerprinted by, once its header is checked. */
 export interface SourceFingerprints {
@@ -37,7 +37,7 @@ export interface SourceFingerprints {
 }
 
 /** Whether the mapped records of `config` depend on nothing but the row: then its rows can be fingerprinted. */
-function fingerprintable(config: FileConfig): boolean {
+export function fingerprintable(config: FileConfig): boolean {
   if (config.service_actions.length > 0) return false;
   if (typeof config.field_map[config.identifier] !== "string") return false;
   return !config.vendor_actions.some((rule) => rule.search !== undefined && rule.search !== null && rule.search !== "" && usesClock(parseSearch(rule.search)));

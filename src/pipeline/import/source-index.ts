@@ -1,0 +1,180 @@
+/**
+ * A diff run's copy of its snapshot's source fingerprints (issue 28), read in
+ * one sequential pass over the snapshot while the files download, so that
+ * settling a batch of rows asks the store nothing.
+ *
+ * It holds no strings: an open-addressing table of typed arrays, each slot
+ * a 32-bit hash of the identifier, 60 bits of the fingerprint's row hash and
+ * the index of its definition part. A false "equal" would need the row
+ * hashes to agree as well, and the row hash covers the identifier's own
+ * cell; identifiers that share a hash in the table are answered by the store.
+ *
+ * @module
+ */
+
+import type { StateStore } from "../../state/index.js";
+import type { PassInput } from "./pass-driver.js";
+import { DEFINITION_CHARS, fingerprintable } from "./source-fingerprint.js";
+
+/** What the index knows of one identifier's snapshot entry against a row's fingerprint. */
+export const SOURCE = { none: 0, current: 1, equal: 2, unknown: 3 } as const;
+export type SourceMatch = (typeof SOURCE)[keyof typeof SOURCE];
+
+/** Slot markers besides definition indexes 1..MAX_DEFINITIONS. */
+const EMPTY = 0;
+const NO_SOURCE = 254;
+const AMBIGUOUS = 255;
+const MAX_DEFINITIONS = 253;
+
+/** Slots per entry: a table a fifth empty keeps probes short without doubling its size. */
+const LOAD = 0.8;
+
+/** Base64url characters of the row hash read into each of the two 30-bit halves. */
+const HALF_CHARS = 5;
+/** The definition's part, then the row's SHA-1 in base64url. */
+const FINGERPRINT_CHARS = DEFINITION_CHARS + 27;
+
+const DIGITS = new Int8Array(128).fill(-1);
+for (const [i, c] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"].entries()) DIGITS[c.charCodeAt(0)] = i;
+
+/** 30 bits of base64url from `at`, or -1 when the text is not base64url there. */
+function bits(text: string, at: number): number {
+  let out = 0;
+  for (let i = at; i < at + HALF_CHARS; i++) {
+    const code = text.charCodeAt(i);
+    const digit = code < 128 ? (DIGITS[code] ?? -1) : -1;
+    if (digit < 0) return -1;
+    out = out * 64 + digit;
+  }
+  return out;
+}
+
+/** FNV-1a over the UTF-16 code units. */
+function hashId(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** The same answer from a snapshot entry's fingerprint as the store gives it (undefined: no entry, or one without a fingerprint). */
+export function sourceMatch(stored: string | undefined, fingerprint: string, definition: string): SourceMatch {
+  if (stored === undefined || !stored.startsWith(definition)) return SOURCE.none;
+  return stored === fingerprint ? SOURCE.equal : SOURCE.current;
+}
+
+export class SourceIndex {
+  private readonly keys: Uint32Array;
+  private readonly high: Uint32Array;
+  private readonly low: Uint32Array;
+  private readonly kinds: Uint8Array;
+  private readonly definitions = new Map<string, number>();
+  /** False when the read was cut short or met more entries than counted: then the store answers every lookup. */
+  private complete = true;
+
+  private constructor(private readonly capacity: number) {
+    this.keys = new Uint32Array(capacity);
+    this.high = new Uint32Array(capacity);
+    this.low = new Uint32Array(capacity);
+    this.kinds = new Uint8Array(capacity);
+  }
+
+  /** Reads every entry of `key`; `stopped` ends the read early (the index is then incomplete, and not used). */
+  static async load(store: StateStore, key: string, stopped: () => boolean): Promise<SourceIndex> {
+    const count = await store.snapshotCount(key);
+    const index = new SourceIndex(Math.max(16, Math.ceil(count / LOAD) + 1));
+    let seen = 0;
+    for await (const page of store.snapshotSourcePages(key)) {
+      // More entries than counted would overfill the table: the index then gives way to the store.
+      if (stopped() || (seen += page.length) > count) {
+        index.complete = false;
+        break;
+      }
+      for (const [id, source] of page) index.add(id, source);
+    }
+    return index;
+  }
+
+  private slot(hash: number): number {
+    let at = Math.floor((hash / 0x1_0000_0000) * this.capacity);
+    while (this.kinds[at] !== EMPTY && this.keys[at] !== hash) at = at + 1 === this.capacity ? 0 : at + 1;
+    return at;
+  }
+
+  private add(id: string, source: string | null): void {
+    const hash = hashId(id);
+    const at = this.slot(hash);
+    if (this.kinds[at] !== EMPTY) {
+      this.kinds[at] = AMBIGUOUS;
+      return;
+    }
+    this.keys[at] = hash;
+    this.kinds[at] = this.kindOf(source, at);
+  }
+
+  private kindOf(source: string | null, at: number): number {
+    if (source === null) return NO_SOURCE;
+    const high = source.length === FINGERPRINT_CHARS ? bits(source, DEFINITION_CHARS) : -1;
+    const low = high < 0 ? -1 : bits(source, DEFINITION_CHARS + HALF_CHARS);
+    const definition = this.definitionIndex(source.slice(0, DEFINITION_CHARS), true);
+    // A fingerprint of another shape (an older scheme) is compared by the store.
+    if (low < 0 || definition === undefined) return AMBIGUOUS;
+    this.high[at] = high;
+    this.low[at] = low;
+    return definition;
+  }
+
+  private definitionIndex(definition: string, add: boolean): number | undefined {
+    const known = this.definitions.get(definition);
+    if (known !== undefined || !add || this.definitions.size >= MAX_DEFINITIONS) return known;
+    const index = this.definitions.size + 1;
+    this.definitions.set(definition, index);
+    return index;
+  }
+
+  /** `fingerprint` is a row's, made by sourceFingerprints under `definition`. */
+  match(id: string, fingerprint: string, definition: string): SourceMatch {
+    if (!this.complete) return SOURCE.unknown;
+    const at = this.slot(hashId(id));
+    const kind = this.kinds[at] ?? EMPTY;
+    if (kind === EMPTY || kind === NO_SOURCE) return SOURCE.none;
+    if (kind === AMBIGUOUS) return SOURCE.unknown;
+    if (kind !== this.definitionIndex(definition, false)) return SOURCE.none;
+    const equal = this.high[at] === bits(fingerprint, DEFINITION_CHARS) && this.low[at] === bits(fingerprint, DEFINITION_CHARS + HALF_CHARS);
+    return equal ? SOURCE.equal : SOURCE.current;
+  }
+}
+
+/** A source index being read: the planner awaits `index` (null when the pass cannot settle rows); `stop` ends the read and lets the index go. */
+export interface SourceIndexRead {
+  readonly index: Promise<SourceIndex | null>;
+  stop(): Promise<void>;
+}
+
+const NO_INDEX: SourceIndexRead = { index: Promise.resolve(null), stop: async () => undefined };
+
+/**
+ * Starts reading the index when the pass opens, so that it overlaps the
+ * download and the scope read; only for a pass whose rows can be settled
+ * (the conditions of ProductPlanner.settle and sourceFingerprints).
+ */
+export function startSourceIndex(input: Pick<PassInput, "config" | "diff" | "store" | "snapshotKey" | "signal">): SourceIndexRead {
+  const { config } = input;
+  const updates = config.update !== undefined && config.update !== true;
+  const csv = config.format === undefined || config.format === "csv";
+  if (!input.diff || !updates || config.diff_update || !csv || !fingerprintable(config)) return NO_INDEX;
+  let stopped = false;
+  let index: Promise<SourceIndex | null> = SourceIndex.load(input.store, input.snapshotKey, () => stopped || input.signal?.aborted === true);
+  // The planner awaits it and sees its error; until then it must not count as unhandled.
+  index.catch(() => undefined);
+  return {
+    get index() {
+      return index;
+    },
+    stop: async () => {
+      stopped = true;
+      await index.catch(() => undefined);
+      // Its tables are not needed past the plan: a live run's apply and commit run without them.
+      index = Promise.resolve(null);
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { hash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SOURCE, SourceIndex, sourceMatch, startSourceIndex } from "../../../src/pipeline/import/source-index.js";
+import type { FileConfig } from "../../../src/definition/index.js";
+import type { SnapshotEntry } from "../../../src/state/index.js";
+import { SqliteStore } from "../../../src/state/sqlite.js";
+
+/** A fingerprint of the shape sourceFingerprints makes: 12 characters of definition, 27 of row hash. */
+const DEF = "DEFINITION01";
+const OTHER = "DEFINITION02";
+const fp = (definition: string, n: number): string => definition + hash("sha1", `row ${n}`, "base64url");
+
+/** Two identifiers with one FNV-1a hash: the index cannot tell them apart and must ask the store. */
+function collision(): [string, string] {
+  const seen = new Map<number, string>();
+  for (let i = 0; ; i++) {
+    const id = `C${i}`;
+    let h = 0x811c9dc5;
+    for (let j = 0; j < id.length; j++) h = Math.imul(h ^ id.charCodeAt(j), 0x01000193);
+    const earlier = seen.get(h >>> 0);
+    if (earlier !== undefined) return [earlier, id];
+    seen.set(h >>> 0, id);
+  }
+}
+
+describe("source index", () => {
+  let store: SqliteStore;
+  beforeEach(() => {
+    store = new SqliteStore(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-source-index-")), "state.db"));
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it("answers as the store's fingerprints do, and leaves shared hashes and odd fingerprints to the store", async () => {
+    const [a, b] = collision();
+    const entries: SnapshotEntry[] = [
+      ...Array.from({ length: 3000 }, (_, i) => ({ identifier: `G${i}`, values: {}, source: fp(i % 2 ? DEF : OTHER, i) })),
+      { identifier: "NOSRC", values: {} },
+      { identifier: "OLD", values: {}, source: "defA" },
+      { identifier: a, values: {}, source: fp(DEF, 1) },
+      { identifier: b, values: {}, source: fp(DEF, 2) },
+    ];
+    await store.snapshotPut("k", entries);
+    const index = await SourceIndex.load(store, "k", () => false);
+    for (const e of entries.slice(0, 3000)) {
+      const n = Number(e.identifier.slice(1));
+      for (const row of [fp(DEF, n), fp(DEF, n + 1), fp(OTHER, n)]) expect(index.match(e.identifier, row, row.slice(0, 12))).toBe(sourceMatch(e.source ?? undefined, row, row.slice(0, 12)));
+    }
+    expect(index.match("G1", fp(DEF, 1), DEF)).toBe(SOURCE.equal);
+    expect(index.match("G1", fp(DEF, 3), DEF)).toBe(SOURCE.current);
+    expect(index.match("G0", fp(DEF, 0), DEF)).toBe(SOURCE.none);
+    expect(index.match("NOSRC", fp(DEF, 0), DEF)).toBe(SOURCE.none);
+    expect(index.match("NEW", fp(DEF, 0), DEF)).toBe(SOURCE.none);
+    expect(index.match("OLD", fp(DEF, 0), DEF)).toBe(SOURCE.unknown);
+    expect(index.match(a, fp(DEF, 1), DEF)).toBe(SOURCE.unknown);
+    expect(index.match(b, fp(DEF, 2), DEF)).toBe(SOURCE.unknown);
+  });
+
+  it("gives way to the store when its read is stopped", async () => {
+    await store.snapshotPut("k", [{ identifier: "A", values: {}, source: fp(DEF, 1) }]);
+    const index = await SourceIndex.load(store, "k", () => true);
+    expect(index.match("A", fp(DEF, 1), DEF)).toBe(SOURCE.unknown);
+    const empty = await SourceIndex.load(store, "none", () => false);
+    expect(empty.match("A", fp(DEF, 1), DEF)).toBe(SOURCE.none);
+  });
+
+  it("is read only for a diff run whose rows can be settled", async () => {
+    const config = { update: "edit", service_actions: [], vendor_actions: [], field_map: { guid: "guid" }, identifier: "guid" } as unknown as FileConfig;
+    const read = (over: Partial<FileConfig>, diff = true): Promise<SourceIndex | null> => startSourceIndex({ config: { ...config, ...over }, diff, store, snapshotKey: "k" }).index;
+    expect(await read({})).toBeInstanceOf(SourceIndex);
+    expect(await read({}, false)).toBeNull();
+    expect(await read({ update: undefined })).toBeNull();
+    expect(await read({ diff_update: true })).toBeNull();
+    expect(await read({ format: "json" })).toBeNull();
+  });
+});
