@@ -7,6 +7,7 @@ import { matchOrder } from "./order-search.js";
 import type { StoredOrder } from "./order-store.js";
 import { IDENTIFIER_FIELDS, type IdentifierField } from "./item-store.js";
 import type { Matcher } from "./query.js";
+import { identifierLookup, type IdentifierLookup } from "./identifier-search.js";
 
 export type ExportType = "items" | "orders";
 
@@ -146,10 +147,13 @@ export class ExportRunner {
 
   /** The export's CSV lines, a page of the store at a time. */
   private async *csvPages(job: ExportJob, columns: string[], matches: Matcher): AsyncGenerator<string[]> {
+    const named = job.type === "items" ? identifierLookup(job.search) : null;
     if (job.type === "items" && job.search.trim() === "" && columns.every(isIdentifierField)) {
       for await (const page of this.ctx.items.scanIdentifiers(columns.filter(isIdentifierField))) {
         yield page.map((ids) => csvLine(columns.map((c) => (isIdentifierField(c) ? ids[c] : ""))));
       }
+    } else if (named) {
+      yield* this.namedItems(named, columns, matches);
     } else if (job.type === "items") {
       const all = job.search.trim() === "";
       for await (const page of this.ctx.items.scan()) {
@@ -161,6 +165,24 @@ export class ExportRunner {
       for await (const order of this.ctx.orders.scan()) {
         if (matchOrder(order, matches, false)) yield orderRows(order, columns).map((row) => csvLine(row));
       }
+    }
+  }
+
+  /**
+   * Items a search names by identifier: each item's identifier is compared
+   * as the search compares it, and only the items named are read whole
+   * (and tested, as every exported item is).
+   */
+  private async *namedItems(lookup: IdentifierLookup, columns: string[], matches: Matcher): AsyncGenerator<string[]> {
+    const { field, texts } = lookup;
+    for await (const page of this.ctx.items.scanIdentifiers([field])) {
+      const lines: string[] = [];
+      for (const ids of page) {
+        if (!texts.has(ids[field].trim().toLowerCase())) continue;
+        const item = this.ctx.items.find("id", ids.id);
+        if (item && matches(item)) lines.push(itemLine(item, columns));
+      }
+      if (lines.length) yield lines;
     }
   }
 
