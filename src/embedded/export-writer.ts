@@ -7,6 +7,7 @@ import { matchOrder } from "./order-search.js";
 import type { StoredOrder } from "./order-store.js";
 import { IDENTIFIER_FIELDS, type IdentifierField } from "./item-store.js";
 import type { Matcher } from "./query.js";
+import { identifierLookup, type IdentifierLookup } from "./identifier-search.js";
 
 export type ExportType = "items" | "orders";
 
@@ -157,6 +158,7 @@ export class ExportRunner {
   /** The export's CSV lines, a page of the store at a time. */
   private async *csvPages(job: ExportJob, columns: string[], matches: Matcher): AsyncGenerator<string[]> {
     const everyItem = job.type === "items" && job.search.trim() === "";
+    const named = job.type === "items" ? identifierLookup(job.search) : null;
     // Named fields of every item: SQLite reads them out of each item's JSON (a scope read asks for a few of them).
     const fields = everyItem && !columns.every(isIdentifierField) ? this.ctx.items.scanFields(columns) : null;
     if (everyItem && columns.every(isIdentifierField)) {
@@ -165,6 +167,8 @@ export class ExportRunner {
       }
     } else if (fields) {
       for await (const page of fields) yield page.map(cellsLine);
+    } else if (named) {
+      yield* this.namedItems(named, columns, matches);
     } else if (job.type === "items") {
       const all = job.search.trim() === "";
       for await (const page of this.ctx.items.scan()) {
@@ -176,6 +180,24 @@ export class ExportRunner {
       for await (const order of this.ctx.orders.scan()) {
         if (matchOrder(order, matches, false)) yield orderRows(order, columns).map((row) => csvLine(row));
       }
+    }
+  }
+
+  /**
+   * Items a search names by identifier: each item's identifier is compared
+   * as the search compares it, and only the items named are read whole
+   * (and tested, as every exported item is).
+   */
+  private async *namedItems(lookup: IdentifierLookup, columns: string[], matches: Matcher): AsyncGenerator<string[]> {
+    const { field, texts } = lookup;
+    for await (const page of this.ctx.items.scanIdentifiers([field])) {
+      const lines: string[] = [];
+      for (const ids of page) {
+        if (!texts.has(ids[field].trim().toLowerCase())) continue;
+        const item = this.ctx.items.find("id", ids.id);
+        if (item && matches(item)) lines.push(itemLine(item, columns));
+      }
+      if (lines.length) yield lines;
     }
   }
 

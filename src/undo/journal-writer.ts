@@ -70,6 +70,11 @@ export class UndoJournalWriter {
     this.count = this.storedCount;
   }
 
+  /** An entry made apart from `sink` (a live diff run's, once its values before are read: late-before.ts). */
+  add(entry: JournalEntry): void {
+    this.keep(entry);
+  }
+
   private keep(entry: JournalEntry): void {
     this.lines.push(entryLine(entry));
     this.count++;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { identifierLookup } from "../../src/embedded/identifier-search.js";
 import { startHarness, waitFor, type Harness } from "./helpers.js";
 
 describe("embedded service: v1 bulk exports (v1 part 4.5, service.md)", () => {
@@ -60,6 +61,18 @@ describe("embedded service: v1 bulk exports (v1 part 4.5, service.md)", () => {
     expect(lines[2]).toMatch(/^E2,"Export, ""2""",2,,\d+,Even$/);
     expect(lines).toHaveLength(31);
     expect(await exported({ type: "items", search: "price:>0", fields: "title,price,nothing,id,brand" })).toBe(fast);
+  });
+
+  it("items named by identifier: read by their identifiers, the same rows as a search that tests every item", async () => {
+    const named = '(guid:=E3 guid:=e5 guid:=" E7 " guid:=E99)';
+    const lines = (await exported({ type: "items", search: named, fields: "title,price" })).trim().split("\r\n");
+    const full = (await exported({ type: "items", search: `price:>0 ${named}`, fields: "title,price" })).trim().split("\r\n");
+    expect(lines.slice(1).map((l) => l.split(",")[0]).sort()).toEqual(["E3", "E5", "E7"]);
+    expect([...lines].sort()).toEqual([...full].sort());
+    expect(identifierLookup(named)).toEqual({ field: "guid", texts: new Set(["e3", "e5", "e7", "e99"]) });
+    for (const other of [`price:>0 ${named}`, "guid:=12", 'guid:="E1%"', "(guid:=E1 sku:=E2)", "guid:E1"]) expect(identifierLookup(other)).toBeNull();
+    const one = (await exported({ type: "items", search: "guid:=E4", fields: "price" })).trim().split("\r\n");
+    expect(one).toEqual(["guid,price", "E4,4"]);
   });
 
   it("orders flatten to one row per line with dotted columns", async () => {

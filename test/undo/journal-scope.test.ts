@@ -3,7 +3,8 @@ import { csv, openHarness, type Harness } from "../pipeline/harness.js";
 
 /**
  * The undo journal makes a live product run read every mapped field of its
- * scope (the values before). A diff run must still send what its debug run
+ * scope (the values before; a diff run, of the records its plan changes,
+ * after the plan: late-journal.test.ts). A diff run must still send what its debug run
  * plans: only the fields the scope reads without the journal are dropped as
  * already held, never the others.
  */

@@ -29,6 +29,7 @@ import { RepeatFinder } from "./repeats.js";
 import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
 import { startSourceIndex, type SourceIndex } from "./source-index.js";
 import { WorkDb } from "./workdb.js";
+import { LateJournal } from "../../undo/late-journal.js";
 
 function planConfig(config: FileConfig): ProductPlanConfig {
   const product = (v: FileConfig["create"] | FileConfig["update"] | FileConfig["remove"]): ProductAction | undefined =>
@@ -77,17 +78,14 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const undo = input.undo;
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
-  // The undo journal keeps each changed field's value before: the scope reads the mapped fields, and every field of what a delete takes away.
-  // With `end`, whether a record was listed when read: an undo relists only what the run took off sale.
-  const journalFields = undo && config.remove !== undefined ? ["listed"] : [];
-  const fields = undo && config.remove === "delete" ? null : scopeFields(config, mapped, serviceActionFields(config), { before: (input.debug.full && !input.diff) || undo !== undefined, limited: [...limited, ...journalFields] });
+  const { fields, late } = journalScope(input, work, mapped, limited);
   const scope = startProductScope(input.client, config, fields, work, input.signal);
   const sources = startSourceIndex(input);
-  const sink = undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
+  const sink = late ? late.sink(output) : undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   let bulkFiles: BulkFile[] = [];
   return {
     plan: async (counts) => {
-      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink }, scope, limited, sources.index).finally(() => sources.stop());
+      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink, late }, scope, limited, sources.index).finally(() => sources.stop());
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },
@@ -119,10 +117,40 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   };
 }
 
+/**
+ * The scope's fields with the undo journal, which keeps each changed field's value before and every field of what a
+ * delete takes away; with `end`, whether a record was listed when read (an undo relists only what the run took off sale).
+ * A full run reads them in the scope. A diff run changes few of its records: its scope reads what the run without the
+ * journal reads, and the journal's values before are read after the plan for the records it changes (late-journal.ts).
+ */
+function journalScope(input: PassInput, work: WorkDb, mapped: readonly string[], limited: readonly string[]): { fields: string[] | null; late?: LateJournal } {
+  const { config, undo } = input;
+  const journalFields = undo && config.remove !== undefined ? ["listed"] : [];
+  const actions = serviceActionFields(config);
+  const wide = undo && config.remove === "delete" ? null : scopeFields(config, mapped, actions, { before: (input.debug.full && !input.diff) || undo !== undefined, limited: [...limited, ...journalFields] });
+  if (!undo || !input.diff || wide === null) return { fields: wide };
+  const narrow = scopeFields(config, mapped, actions, { before: false, limited: [...limited, ...journalFields] });
+  if (narrow === null || wide.every((f) => narrow.includes(f))) return { fields: wide };
+  const late = new LateJournal({
+    writer: undo.writer,
+    config: undo.config,
+    client: input.client,
+    work,
+    identifier: config.identifier,
+    search: config.search ?? "",
+    fields: wide,
+    read: new Set(narrow),
+    signal: input.signal,
+  });
+  return { fields: narrow, late };
+}
+
 /** The op writer, and what the planner hands operations to (the writer, or the undo journal in front of it). */
 interface PlanOutput {
   writer: OpWriter;
   sink: OpSink;
+  /** A live diff run's journal, whose entries are made once the plan is done. */
+  late?: LateJournal | undefined;
 }
 
 async function planProducts(
@@ -216,13 +244,15 @@ async function planProducts(
   let done = current.planner;
   if (repeated) {
     input.undo?.writer.discard();
+    out.late?.discard();
     done = await planAgain(input, files, work, out.writer, options(scopeSize), read.mapper);
     counts.merged += work.mergedRows;
   } else if (page.length) await done.page(page);
   page = [];
   await done.planRemovals();
+  const gained = out.late ? await out.late.finish(scopeSize) : { same: 0, same_fields: 0 };
   for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
-  for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key];
+  for (const key of ["same", "same_fields"] as const) counts[key] += done.same[key] + gained[key];
   counts.row_errors += done.rowErrors;
   await reportDeferred(input, work);
   const { files: bulkFiles, planned } = await out.writer.finish();

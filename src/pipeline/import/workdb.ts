@@ -14,6 +14,7 @@ import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
 import type { SnapshotEntry } from "../../state/index.js";
 import type { FailedRecords } from "../apply-journal.js";
+import { JournalTable } from "./journal-table.js";
 
 export interface IncomingRow {
   seq: number;
@@ -235,6 +236,11 @@ export class WorkDb {
   /** Forgets what a plan produced (commits, deferred events), for a plan made again. */
   resetPlan(): void {
     this.db.exec("DELETE FROM commits; DELETE FROM deferred;");
+  }
+
+  /** The undo journal's operations held until the plan is done (a live diff run's, journal-table.ts). */
+  journal(): JournalTable {
+    return new JournalTable(this.db);
   }
 
   /** The apply's failed records and their messages, on disk (a refused feed fails every row). */
