@@ -31,7 +31,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadSettings } from "../src/config.js";
 import { parseAutomation } from "../src/definition/index.js";
-import { tuneHeap } from "../src/memory.js";
+import { MALLOC_ENV, tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
 import { eachRow, openReader } from "../src/formats/index.js";
@@ -221,9 +221,11 @@ function profileArgs(phase: string): string[] {
 }
 
 async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
+  // A worker phase starts as the `conveyor` command does (its shebang line); the references as papaparse and SQLite alone would.
+  const command = phase === "bare" || phase === "floor" ? {} : MALLOC_ENV;
   const proc = spawn(process.execPath, [...profileArgs(phase), script, "--child", phase, dataDir, file], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, ...env },
+    env: { ...command, ...process.env, ...env },
   });
   let out = "";
   proc.stdout.on("data", (d: Buffer) => (out += d.toString()));

@@ -1,13 +1,16 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node
 /**
  * The `conveyor` command's entry point: it makes sure a supported Node.js runs
  * the program before loading it (see runtime.ts), then loads main.ts. Only
- * Node's built-ins are imported statically here: the program's modules load
- * native add-ons built for the supported runtime.
+ * modules that import nothing but Node's built-ins are imported statically
+ * here: the program's modules load native add-ons built for the supported
+ * runtime. The shebang line sets memory.ts's MALLOC_ENV, which glibc reads
+ * only as the process starts.
  */
 
 import { spawn } from "node:child_process";
 import module from "node:module";
+import { MALLOC_ENV } from "./memory.js";
 import { chooseRuntime, HANDED_OVER_ENV } from "./runtime.js";
 
 const choice = chooseRuntime();
@@ -25,7 +28,8 @@ if (choice.kind === "run") {
   const child = spawn(choice.node, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
     detached: true,
-    env: { ...process.env, [HANDED_OVER_ENV]: "1" },
+    // Started as `node dist/src/cli.js`, this process had no shebang line to set the allocator's environment.
+    env: { ...MALLOC_ENV, ...process.env, [HANDED_OVER_ENV]: "1" },
   });
   // The child is the program: signals sent to this process (Ctrl-C, a service manager's SIGTERM, `conveyor reload`'s SIGHUP) go to it.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR2"] as const) {

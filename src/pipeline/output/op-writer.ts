@@ -49,6 +49,7 @@ export class OpWriter {
   private secretsSent = 0;
   private closed = false;
   private channel: Channel | null = null;
+  private threadAlive = false;
   private readonly planned: boolean;
 
   private constructor(private readonly options: OpFilesOptions) {
@@ -62,6 +63,11 @@ export class OpWriter {
   /** Whether the operations went to a thread (for the tests: a small pass starts none). */
   get threaded(): boolean {
     return this.channel?.threaded ?? false;
+  }
+
+  /** Whether the thread still runs (for the tests: it ends once the last page is written). */
+  get threadRunning(): boolean {
+    return this.threadAlive;
   }
 
   /** Returns a promise only when the thread is behind and the planner must wait for it. */
@@ -78,6 +84,9 @@ export class OpWriter {
     if (this.encoder.size) await this.send(false);
     const result = await this.ask({ type: "finish" }, "finished");
     if (!result) throw new ConveyorError("internal", "The thread writing the bulk files gave no result");
+    // Nothing is written after the last page: ending the thread now gives its heap back before the apply,
+    // which would otherwise hold it for as long as the service takes the bulk files.
+    await this.close();
     return result;
   }
 
@@ -107,6 +116,7 @@ export class OpWriter {
     const data: OpThreadData = { options: this.options, secrets: secretValues() };
     this.secretsSent = data.secrets.length;
     const thread: Worker = startThread("op-writer-thread", import.meta.url, data);
+    this.threadAlive = true;
     thread.on("message", (msg: FromThread) => this.receive(msg));
     thread.on("error", (err) => this.fail(new ConveyorError("internal", `The thread writing the bulk files failed: ${err.message}`, { cause: err })));
     thread.on("exit", (code) => {
@@ -117,6 +127,7 @@ export class OpWriter {
       post: (msg) => thread.postMessage(msg),
       close: async () => {
         await thread.terminate();
+        this.threadAlive = false;
       },
     };
   }

@@ -131,8 +131,11 @@ describe("OpWriter", () => {
     const writer = OpWriter.open(options(threaded));
     try {
       for (const op of planned) await writer.add(op);
+      expect(writer.threadRunning).toBe(true);
       const result = await writer.finish();
       expect(writer.threaded).toBe(true);
+      // The apply that follows can run for minutes: the thread's heap is given back before it.
+      expect(writer.threadRunning).toBe(false);
       expect(result.planned).toBe(true);
       expect(result.files.map((f) => [f.name, f.action, f.columns, f.rows])).toEqual(expected.files.map((f) => [f.name, f.action, f.columns, f.rows]));
     } finally {
