@@ -33,7 +33,7 @@ import { openWriter } from "../src/formats/index.js";
 import { createLogger, type Logger } from "../src/log.js";
 import { runAutomation } from "../src/pipeline/run.js";
 import { openWorker } from "../src/worker.js";
-import { tuneHeap } from "../src/memory.js";
+import { MALLOC_ENV, tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 
 // The count comes as an argument (`npm run bench:export -- 200000`) or as ROWS; the children get it through ROWS.
@@ -211,7 +211,9 @@ interface Measure {
 let script = "";
 
 async function child(mode: string, dir: string): Promise<Measure> {
-  const proc = spawn(process.execPath, [script, "--child", mode, dir], { stdio: ["ignore", "pipe", "inherit"], env: process.env });
+  // The worker's phases start as the `conveyor` command does (its shebang line); the bare writer as a plain script would.
+  const env = mode === "bare" ? process.env : { ...MALLOC_ENV, ...process.env };
+  const proc = spawn(process.execPath, [script, "--child", mode, dir], { stdio: ["ignore", "pipe", "inherit"], env });
   let out = "";
   proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(proc, "exit")) as [number];
