@@ -25,6 +25,26 @@ export function record(id: string, i: number, over: Partial<LogRecord> = {}): Lo
  * Log records stored as pages: every search answers as a record-per-row
  * table did, across page boundaries, runs, accounts and id shapes.
  */
+/**
+ * Records in the table of one row each (written by an older Conveyor) are
+ * found after the pages written now, as older ones, and retention prunes
+ * both; the store is closed at the end.
+ */
+export async function oldRowsBeforePages(store: StateStore, old: readonly LogRecord[]): Promise<void> {
+  const fresh = Array.from({ length: 300 }, (_, i) => record(`run-new-${i + 1}`, i, { job_id: "run-new" }));
+  await store.addLogs("demo", fresh);
+  let written = [...old, ...fresh].map((r) => ({ account: "demo", record: r }));
+  for (const query of [{ account: "demo", start: 290, records: 20 }, { account: "demo", start: 995, records: 20 }, { account: "demo", identifier: ["SKU2"], start: 40, records: 10 }, { account: "demo", id: "7-old" }, { account: "demo", run: "run-old", start: 1190, records: 20 }]) {
+    expect(await store.searchLogs(query)).toEqual(expected(written, query));
+  }
+  await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
+  written = written.filter((w) => w.record.timestamp >= "2026-06-01");
+  for (const query of [{ account: "demo", start: 880, records: 50 }, { account: "demo", id: "7-old" }, { account: "demo", id: "700-old" }]) {
+    expect(await store.searchLogs(query)).toEqual(expected(written, query));
+  }
+  await store.close();
+}
+
 export function logPagesSuite(name: string, open: () => Promise<StateStore>): void {
   describe(`log pages: ${name}`, () => {
     let store: StateStore;

@@ -9,7 +9,7 @@ import { PostgresStore } from "../../src/state/postgres.js";
 import { PG_MIGRATIONS } from "../../src/state/pg-migrations.js";
 import { PG_URL, PgSchemas } from "../helpers/postgres.js";
 import { bulkSuite } from "./bulk-suite.js";
-import { expected, logPagesSuite, record } from "./log-pages-suite.js";
+import { logPagesSuite, oldRowsBeforePages, record } from "./log-pages-suite.js";
 import { storeSuite } from "./store-suite.js";
 
 const pgs = new PgSchemas();
@@ -38,18 +38,7 @@ it("reads the rows of table logs after the pages, as one newest-first list, and 
     [col((r) => r.id), col((r) => r.identifier), col((r) => r.context), col((r) => r.integration), col((r) => r.instance), col((r) => r.request_id), col((r) => r.timestamp),
       col((r) => r.channel_id), col((r) => r.action), col((r) => r.operation), col((r) => r.method), col((r) => r.type), col((r) => r.result), col((r) => r.job_id), col((r) => JSON.stringify(r))],
   );
-  const fresh = Array.from({ length: 300 }, (_, i) => record(`run-new-${i + 1}`, i, { job_id: "run-new" }));
-  await store.addLogs("demo", fresh);
-  let written = [...old, ...fresh].map((r) => ({ account: "demo", record: r }));
-  for (const query of [{ account: "demo", start: 290, records: 20 }, { account: "demo", start: 995, records: 20 }, { account: "demo", identifier: ["SKU2"], start: 40, records: 10 }, { account: "demo", id: "7-old" }, { account: "demo", run: "run-old", start: 1190, records: 20 }]) {
-    expect(await store.searchLogs(query)).toEqual(expected(written, query));
-  }
-  await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
-  written = written.filter((w) => w.record.timestamp >= "2026-06-01");
-  for (const query of [{ account: "demo", start: 880, records: 50 }, { account: "demo", id: "7-old" }, { account: "demo", id: "700-old" }]) {
-    expect(await store.searchLogs(query)).toEqual(expected(written, query));
-  }
-  await store.close();
+  await oldRowsBeforePages(store, old);
 });
 
 function run(id: string, heartbeat: string): RunRecord {

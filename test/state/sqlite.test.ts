@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { SqliteStore } from "../../src/state/sqlite.js";
 import { bulkSuite } from "./bulk-suite.js";
-import { expected, logPagesSuite, record } from "./log-pages-suite.js";
+import { logPagesSuite, oldRowsBeforePages, record } from "./log-pages-suite.js";
 import { storeSuite } from "./store-suite.js";
 
 const fresh = async (): Promise<SqliteStore> => new SqliteStore(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db"));
@@ -54,16 +54,5 @@ it("reads the rows of table logs after the pages, as one newest-first list, and 
   }
   raw.close();
   const store = new SqliteStore(file);
-  const fresh = Array.from({ length: 300 }, (_, i) => record(`run-new-${i + 1}`, i, { job_id: "run-new" }));
-  await store.addLogs("demo", fresh);
-  let written = [...old, ...fresh].map((r) => ({ account: "demo", record: r }));
-  for (const query of [{ account: "demo", start: 290, records: 20 }, { account: "demo", start: 995, records: 20 }, { account: "demo", identifier: ["SKU2"], start: 40, records: 10 }, { account: "demo", id: "7-old" }, { account: "demo", run: "run-old", start: 1190, records: 20 }]) {
-    expect(await store.searchLogs(query)).toEqual(expected(written, query));
-  }
-  await store.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
-  written = written.filter((w) => w.record.timestamp >= "2026-06-01");
-  for (const query of [{ account: "demo", start: 880, records: 50 }, { account: "demo", id: "7-old" }, { account: "demo", id: "700-old" }]) {
-    expect(await store.searchLogs(query)).toEqual(expected(written, query));
-  }
-  await store.close();
+  await oldRowsBeforePages(store, old);
 });

@@ -48,14 +48,7 @@ export class JournalTable {
   /** Identifiers whose record is to be read, in pages (each once). */
   *wideIdentifiers(pageSize: number): Generator<string[]> {
     this.flush();
-    const page = this.db.prepare("SELECT identifier FROM journal WHERE wide = 1 AND identifier > ? GROUP BY identifier ORDER BY identifier LIMIT ?").pluck();
-    let after = "";
-    for (;;) {
-      const ids = page.all(after, pageSize) as string[];
-      if (ids.length === 0) return;
-      after = ids[ids.length - 1] ?? after;
-      yield ids;
-    }
+    yield* identifierPages(this.db.prepare("SELECT identifier FROM journal WHERE wide = 1 AND identifier > ? GROUP BY identifier ORDER BY identifier LIMIT ?"), pageSize);
   }
 
   wideCount(): number {
@@ -103,5 +96,21 @@ export class JournalTable {
     this.db.transaction(() => {
       for (const [op, wide] of rows) this.insertOp.run(op, op, wide);
     })();
+  }
+}
+
+/**
+ * Identifiers a statement lists in order, a page at a time: the statement
+ * takes the last identifier of the page before and the page size
+ * (`identifier > ? ORDER BY identifier LIMIT ?`), so no page is read twice.
+ */
+export function* identifierPages(statement: Database.Statement, pageSize: number): Generator<string[]> {
+  const page = statement.pluck();
+  let after = "";
+  for (;;) {
+    const ids = page.all(after, pageSize) as string[];
+    if (ids.length === 0) return;
+    after = ids[ids.length - 1] ?? after;
+    yield ids;
   }
 }

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
 import type { SnapshotEntry } from "../../state/index.js";
 import type { FailedRecords } from "../apply-journal.js";
-import { JournalTable } from "./journal-table.js";
+import { identifierPages, JournalTable } from "./journal-table.js";
 
 export interface IncomingRow {
   seq: number;
@@ -189,14 +189,7 @@ export class WorkDb {
 
   /** Records in scope that the file does not mention: the removal candidates. */
   *unmentioned(pageSize = 1000): Generator<string[]> {
-    const page = this.db.prepare(`SELECT identifier FROM scope WHERE identifier > ? AND seen = 0 ORDER BY identifier LIMIT ?`).pluck();
-    let after = "";
-    for (;;) {
-      const ids = page.all(after, pageSize) as string[];
-      if (ids.length === 0) return;
-      after = ids[ids.length - 1] ?? after;
-      yield ids;
-    }
+    yield* identifierPages(this.db.prepare("SELECT identifier FROM scope WHERE identifier > ? AND seen = 0 ORDER BY identifier LIMIT ?"), pageSize);
   }
 
   /** Values the snapshot takes once applied: created, updated and (changed since the snapshot) unchanged records. */
