@@ -29,6 +29,14 @@ const MAX_DEFINITIONS = 253;
 /** Slots per entry: a table a fifth empty keeps probes short without doubling its size. */
 const LOAD = 0.8;
 
+/**
+ * Entries read at most. The table costs about 16 bytes an entry, so a
+ * snapshot of any size holds it to some 17 MB and a run's peak memory stays
+ * flat in rows; past this many, the identifiers it did not read are looked
+ * up in the store, batch by batch, as they were before the index.
+ */
+export const MAX_ENTRIES = 1 << 20;
+
 /** Base64url characters of the row hash read into each of the two 30-bit halves. */
 const HALF_CHARS = 5;
 /** The definition's part, then the row's SHA-1 in base64url. */
@@ -70,6 +78,8 @@ export class SourceIndex {
   private readonly definitions = new Map<string, number>();
   /** False when the read was cut short or met more entries than counted: then the store answers every lookup. */
   private complete = true;
+  /** True when the snapshot holds more than MAX_ENTRIES: an identifier not in the table may still be in the store. */
+  private partial = false;
 
   private constructor(private readonly capacity: number) {
     this.keys = new Uint32Array(capacity);
@@ -78,18 +88,26 @@ export class SourceIndex {
     this.kinds = new Uint8Array(capacity);
   }
 
-  /** Reads every entry of `key`; `stopped` ends the read early (the index is then incomplete, and not used). */
-  static async load(store: StateStore, key: string, stopped: () => boolean): Promise<SourceIndex> {
+  /**
+   * Reads the entries of `key`, at most `limit` (the rest are left to the
+   * store); `stopped` ends the read early (the index is then incomplete, and
+   * not used).
+   */
+  static async load(store: StateStore, key: string, stopped: () => boolean, limit = MAX_ENTRIES): Promise<SourceIndex> {
     const count = await store.snapshotCount(key);
-    const index = new SourceIndex(Math.max(16, Math.ceil(count / LOAD) + 1));
+    const index = new SourceIndex(Math.max(16, Math.ceil(Math.min(count, limit) / LOAD) + 1));
+    index.partial = count > limit;
     let seen = 0;
     for await (const page of store.snapshotSourcePages(key)) {
       // More entries than counted would overfill the table: the index then gives way to the store.
-      if (stopped() || (seen += page.length) > count) {
+      if (stopped() || seen + page.length > count) {
         index.complete = false;
         break;
       }
-      for (const [id, source] of page) index.add(id, source);
+      const room = limit - seen;
+      for (const [id, source] of page.length > room ? page.slice(0, room) : page) index.add(id, source);
+      seen += page.length;
+      if (seen >= limit && index.partial) break;
     }
     return index;
   }
@@ -136,7 +154,8 @@ export class SourceIndex {
     if (!this.complete) return SOURCE.unknown;
     const at = this.slot(hashId(id));
     const kind = this.kinds[at] ?? EMPTY;
-    if (kind === EMPTY || kind === NO_SOURCE) return SOURCE.none;
+    if (kind === EMPTY) return this.partial ? SOURCE.unknown : SOURCE.none;
+    if (kind === NO_SOURCE) return SOURCE.none;
     if (kind === AMBIGUOUS) return SOURCE.unknown;
     if (kind !== this.definitionIndex(definition, false)) return SOURCE.none;
     const equal = this.high[at] === bits(fingerprint, DEFINITION_CHARS) && this.low[at] === bits(fingerprint, DEFINITION_CHARS + HALF_CHARS);

@@ -68,6 +68,21 @@ describe("source index", () => {
     expect(empty.match("A", fp(DEF, 1), DEF)).toBe(SOURCE.none);
   });
 
+  it("holds at most its limit of entries and leaves the identifiers past it to the store", async () => {
+    const entries: SnapshotEntry[] = Array.from({ length: 50 }, (_, i) => ({ identifier: `G${String(i).padStart(2, "0")}`, values: {}, source: fp(DEF, i) }));
+    await store.snapshotPut("k", entries);
+    const index = await SourceIndex.load(store, "k", () => false, 20);
+    const answers = entries.map((e, i) => index.match(e.identifier, fp(DEF, i), DEF));
+    // Pages come in identifier order: the first twenty are in the table, the rest unknown to it.
+    expect(answers.slice(0, 20)).toEqual(Array(20).fill(SOURCE.equal));
+    expect(answers.slice(20)).toEqual(Array(30).fill(SOURCE.unknown));
+    expect(index.match("NEW", fp(DEF, 0), DEF)).toBe(SOURCE.unknown);
+    expect(index.match("G00", fp(DEF, 1), DEF)).toBe(SOURCE.current);
+    const exact = await SourceIndex.load(store, "k", () => false, 50);
+    expect(exact.match("NEW", fp(DEF, 0), DEF)).toBe(SOURCE.none);
+    expect(exact.match("G49", fp(DEF, 49), DEF)).toBe(SOURCE.equal);
+  });
+
   it("is read only for a diff run whose rows can be settled", async () => {
     const config = { update: "edit", service_actions: [], vendor_actions: [], field_map: { guid: "guid" }, identifier: "guid" } as unknown as FileConfig;
     const read = (over: Partial<FileConfig>, diff = true): Promise<SourceIndex | null> => startSourceIndex({ config: { ...config, ...over }, diff, store, snapshotKey: "k" }).index;
