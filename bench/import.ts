@@ -23,7 +23,7 @@
  *   --no-journal: without them; BENCH_CPU_PROF=<folder>: a CPU profile of each phase)
  */
 import { spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
@@ -109,6 +109,8 @@ interface PhaseResult {
   peakRssMb: number;
   /** V8 heap plus external buffers: what of the RSS is JavaScript's. */
   peakHeapMb: number;
+  /** Of the peak RSS, the pages mapped from files (Node's own binary, native add-ons), which the kernel can drop and reread; Linux only. */
+  peakFileMb?: number;
   /** User plus system CPU time of the phase, in every thread of its process (the kernel's copying included). */
   cpuSeconds: number;
   outcome?: string;
@@ -186,8 +188,10 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   if (phase !== "bare" && phase !== "floor") tuneHeap();
   let peak = process.memoryUsage().rss;
   let heap = 0;
+  let mapped: number | undefined;
   const timer = setInterval(() => {
     const m = process.memoryUsage();
+    if (m.rss > peak) mapped = fileBackedRss();
     peak = Math.max(peak, m.rss);
     heap = Math.max(heap, m.heapTotal + m.external);
   }, 100);
@@ -201,7 +205,17 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   const peakRssMb = Math.max(peak, usage.maxRSS * 1024) / 2 ** 20;
   // From the phase's start, as its seconds are: loading the modules is not the phase's work.
   const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime - startUsage.userCPUTime - startUsage.systemCPUTime) / 1e6;
-  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20, cpuSeconds }));
+  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20, peakFileMb: mapped === undefined ? undefined : mapped / 2 ** 20, cpuSeconds }));
+}
+
+/** RssFile of /proc/self/status, in bytes: undefined where there is no such file. */
+function fileBackedRss(): number | undefined {
+  try {
+    const kb = /^RssFile:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
 }
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -233,7 +247,7 @@ async function measure(phase: string, dataDir: string, file: string, env: Record
   if (code !== 0) throw new Error(`${phase} phase failed with exit code ${code}`);
   const result = JSON.parse(out) as PhaseResult;
   const stages = (result.timings ?? []).map((t) => `${t.stage} ${t.seconds.toFixed(1)}`).join(", ");
-  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  CPU ${result.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)})${stages ? `  (${stages} s)` : ""}`);
+  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  CPU ${result.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)}${result.peakFileMb === undefined ? "" : `, mapped files ${result.peakFileMb.toFixed(0)}`})${stages ? `  (${stages} s)` : ""}`);
   return result;
 }
 
