@@ -128,17 +128,24 @@ export class ProductPlanner {
     const codes = new Uint8Array(identifiers.length);
     if (!o.diff || o.scopeSize === 0 || o.plan.update === undefined || o.plan.liveDiff !== undefined || this.mapper.hasServiceActions) return codes;
     const found = await this.sourceMatches(identifiers, fingerprints, definition);
+    // Index loops, not entries(): this runs for nearly every row of a diff run, and each entry is an allocation.
     const matched: string[] = [];
-    for (const [i, id] of identifiers.entries()) {
+    const matchedAt: number[] = [];
+    for (let i = 0; i < identifiers.length; i++) {
+      const id = identifiers[i];
       if (id === undefined) continue;
-      if (found[i] === SOURCE.equal) matched.push(id);
+      if (found[i] === SOURCE.equal) {
+        matched.push(id);
+        matchedAt.push(i);
+      }
       // The snapshot's fingerprint is of this definition: a row that differs differs in its cells, and is mapped.
       if (found[i] !== SOURCE.none) codes[i] = SETTLED.current;
     }
     const inScope = o.work.scopeHas(matched, o.markSeen);
-    for (const [i, id] of identifiers.entries()) {
-      if (id === undefined || found[i] !== SOURCE.equal || !inScope.has(id)) continue;
-      codes[i] = SETTLED.unchanged;
+    for (let k = 0; k < matchedAt.length; k++) {
+      const at = matchedAt[k];
+      if (at === undefined || inScope[k] !== 1) continue;
+      codes[at] = SETTLED.unchanged;
       this.counts.unchanged += 1;
     }
     return codes;
@@ -150,14 +157,16 @@ export class ProductPlanner {
     const index = o.sources ? await o.sources : null;
     const found = new Uint8Array(identifiers.length);
     const ask: string[] = [];
-    for (const [i, id] of identifiers.entries()) {
+    for (let i = 0; i < identifiers.length; i++) {
+      const id = identifiers[i];
       if (id === undefined) continue;
       found[i] = index ? index.match(id, fingerprints[i] ?? "", definition) : SOURCE.unknown;
       if (found[i] === SOURCE.unknown) ask.push(id);
     }
     if (ask.length === 0) return found;
     const stored = await o.store.snapshotSources(o.snapshotKey, ask);
-    for (const [i, id] of identifiers.entries()) {
+    for (let i = 0; i < identifiers.length; i++) {
+      const id = identifiers[i];
       if (id !== undefined && found[i] === SOURCE.unknown) found[i] = sourceMatch(stored.get(id), fingerprints[i] ?? "", definition);
     }
     return found;

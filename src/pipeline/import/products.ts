@@ -201,7 +201,8 @@ async function planProducts(
         const planner = current.planner;
         if (repeated || !planner) return new Uint8Array(identifiers.length);
         const codes = await planner.settle(identifiers, fingerprints, definition);
-        for (const [i, id] of identifiers.entries()) {
+        for (let i = 0; i < identifiers.length; i++) {
+          const id = identifiers[i];
           // Planning stops at a repeated identifier, as it does for a mapped record; the second read maps every row.
           if (codes[i] === SETTLED.unchanged && id !== undefined && repeats.note(id)) {
             repeated = true;

@@ -28,6 +28,23 @@ describe("work database", () => {
   });
 });
 
+describe("scopeHas", () => {
+  it("flags the positions in scope, repeats included; with mark, only those found leave the removal candidates", () => {
+    const db = open();
+    db.addScope([
+      { identifier: "B", values: { guid: "B" } },
+      { identifier: "C", values: { guid: "C" } },
+      { identifier: "D", values: { guid: "D" } },
+    ]);
+    expect([...db.scopeHas(["A", "B", "X", "B", "C"], false)]).toEqual([0, 1, 0, 1, 1]);
+    expect([...db.scopeHas([], true)]).toEqual([]);
+    expect([...db.unmentioned()].flat()).toEqual(["B", "C", "D"]);
+    expect([...db.scopeHas(["C", "A", "B"], true)]).toEqual([1, 0, 1]);
+    expect([...db.unmentioned()].flat()).toEqual(["D"]);
+    db.close();
+  });
+});
+
 describe("planProduct", () => {
   const config = { identifier: "guid", create: "add" as const, update: "edit" as const, remove: "end" as const };
   const input = { identifier: "A", line: 2, values: { guid: "A", stock: "5", cost: "1.00" }, ignored: new Set<string>(), service: undefined, snapshot: undefined };
