@@ -15,6 +15,7 @@ import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
 import type { SnapshotEntry } from "../../state/index.js";
 import type { FailedRecords } from "../apply-journal.js";
 import { JournalTable } from "./journal-table.js";
+import { ScopeValues } from "./scope-values.js";
 
 export interface IncomingRow {
   seq: number;
@@ -34,11 +35,11 @@ export interface DeferredEvent {
 const SCOPE_ROWS = 100;
 
 /** Each scope row's identifier, its ordinal (its byte in the `seen` marks) and values. */
-function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number, ordinal: number): Array<string | number> {
+function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number, ordinal: number, codec: ScopeValues): Array<string | number> {
   const params: Array<string | number> = [];
   for (let i = from; i < from + count; i++) {
     const e = entries[i];
-    if (e) params.push(e.identifier, ordinal + i, JSON.stringify(e.values));
+    if (e) params.push(e.identifier, ordinal + i, codec.encode(e.values));
   }
   return params;
 }
@@ -68,6 +69,7 @@ export class WorkDb {
    */
   private seen = new Uint8Array(0);
   private scopeRows = 0;
+  private readonly scopeValues = new ScopeValues();
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -152,8 +154,8 @@ export class WorkDb {
     const ordinal = this.scopeRows;
     this.db.transaction(() => {
       let at = 0;
-      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS, ordinal));
-      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1, ordinal));
+      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS, ordinal, this.scopeValues));
+      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1, ordinal, this.scopeValues));
     })();
     this.scopeRows += entries.length;
     if (this.seen.length < this.scopeRows) {
@@ -179,7 +181,7 @@ export class WorkDb {
     // parameter each, spent most of a diff run's plan on the calls rather than on SQLite's lookups.
     const rows = this.findScope.all(JSON.stringify(identifiers)) as Array<[string, number, string]>;
     for (const [identifier, ord, values] of rows) {
-      found.set(identifier, JSON.parse(values) as Record<string, string>);
+      found.set(identifier, this.scopeValues.decode(values));
       if (mark) this.seen[ord] = 1;
     }
     return found;
