@@ -140,9 +140,7 @@ export class ItemStore {
     // A literal path in the SQL (quotes doubled): the statement is prepared once per export.
     const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
     const cells = columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : `fields ->> ${path(c)}`));
-    // A lone surrogate is stored escaped (as \udxxx), and SQLite decodes it into other text than JSON.parse does: such an item is parsed whole.
-    const escaped = "instr(fields, '\\ud') + instr(fields, '\\uD')";
-    const page = this.db.prepare(`SELECT id, ${escaped}, ${cells.join(", ")} FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
+    const page = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
     return this.fieldPages(page, columns, batch);
   }
 
@@ -158,13 +156,19 @@ export class ItemStore {
     }
   }
 
-  /** A row of scanFields, `[id, escaped, ...cells]`: an item with an escaped surrogate, or a cell that is not text or null, comes from the item parsed whole. */
+  /**
+   * A row of scanFields, `[id, ...cells]`: a cell that is not text or null
+   * comes from the item parsed whole, and so does a cell holding U+FFFD. A
+   * lone surrogate is stored escaped (as \udxxx) and SQLite decodes it into
+   * bytes that reach JavaScript as U+FFFD, where JSON.parse gives the
+   * surrogate; testing the few short cells here spares SQLite a search of
+   * every item's whole JSON text for the escape.
+   */
   private fieldCells(row: [number, ...Array<string | number | null>], columns: readonly string[]): string[] {
-    if (row[1] !== 0) return this.parsedCells(row[0], columns);
     const out = new Array<string>(columns.length);
     for (let i = 0; i < columns.length; i++) {
-      const cell = row[i + 2] ?? "";
-      if (typeof cell !== "string") return this.parsedCells(row[0], columns);
+      const cell = row[i + 1] ?? "";
+      if (typeof cell !== "string" || cell.includes("\uFFFD")) return this.parsedCells(row[0], columns);
       out[i] = cell;
     }
     return out;

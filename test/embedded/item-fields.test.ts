@@ -13,6 +13,8 @@ describe("embedded item store: named fields of every item", () => {
     db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)").run("ODD", "S0", JSON.stringify({ title: 12.5, "it's": true, blank: null }));
     // JSON.stringify escapes a lone surrogate; SQLite would decode it into other text than JSON.parse gives.
     store.insert({ id: "", guid: "LONE", sku: "S00", title: "lone \ud800 half", "it's": "pair 🚀", blank: "" });
+    // U+FFFD of its own is what SQLite's decoding of a lone surrogate reads as: the item is parsed whole, to the same text.
+    store.insert({ id: "", guid: "FFFD", sku: "S000", title: "replaced \uFFFD char", "it's": "x", blank: "" });
     const columns = ["guid", "title", "it's", "blank", "missing", "id", "sku"];
     const expected: string[][] = [];
     for await (const page of store.scan()) for (const item of page) expected.push(columns.map((c) => String(item[c] ?? "")));
@@ -21,8 +23,9 @@ describe("embedded item store: named fields of every item", () => {
     const got: string[][] = [];
     for await (const page of fields) got.push(...page);
     expect(got).toEqual(expected);
-    expect(got.at(-2)).toEqual(["ODD", "12.5", "true", "", "", "2501", "S0"]);
-    expect(got.at(-1)).toEqual(["LONE", "lone \ud800 half", "pair 🚀", "", "", "2502", "S00"]);
+    expect(got.at(-3)).toEqual(["ODD", "12.5", "true", "", "", "2501", "S0"]);
+    expect(got.at(-2)).toEqual(["LONE", "lone \ud800 half", "pair 🚀", "", "", "2502", "S00"]);
+    expect(got.at(-1)).toEqual(["FFFD", "replaced \uFFFD char", "x", "", "", "2503", "S000"]);
     expect(store.scanFields(['a"b'])).toBeNull();
     expect(store.scanFields(Array.from({ length: 20 }, (_, i) => `f${i}`))).toBeNull();
     db.close();

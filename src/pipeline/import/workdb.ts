@@ -14,7 +14,8 @@ import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
 import type { SnapshotEntry } from "../../state/index.js";
 import type { FailedRecords } from "../apply-journal.js";
-import { identifierPages, JournalTable } from "./journal-table.js";
+import { JournalTable } from "./journal-table.js";
+import { ScopeValues } from "./scope-values.js";
 
 export interface IncomingRow {
   seq: number;
@@ -33,11 +34,12 @@ export interface DeferredEvent {
 
 const SCOPE_ROWS = 100;
 
-function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number): string[] {
-  const params: string[] = [];
+/** Each scope row's identifier, its ordinal (its byte in the `seen` marks) and values. */
+function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number, ordinal: number, codec: ScopeValues): Array<string | number> {
+  const params: Array<string | number> = [];
   for (let i = from; i < from + count; i++) {
     const e = entries[i];
-    if (e) params.push(e.identifier, JSON.stringify(e.values));
+    if (e) params.push(e.identifier, ordinal + i, codec.encode(e.values));
   }
   return params;
 }
@@ -53,14 +55,21 @@ export class WorkDb {
   private readonly insertScope: Database.Statement;
   private readonly insertScopeRows: Database.Statement;
   private readonly findScope: Database.Statement;
-  private readonly markScopes: Database.Statement;
-  private readonly markScope: Database.Statement;
-  private readonly settleScope: Database.Statement;
+  private readonly findScopeOrd: Database.Statement;
   private readonly findScopeAt: Database.Statement;
+  private readonly findScopeOrds: Database.Statement;
   private readonly insertCommit: Database.Statement;
   private readonly insertDeferred: Database.Statement;
   private pending: Array<[string, number, string, string]> = [];
   private merged = 0;
+  /**
+   * Which scope records the feed mentioned, a byte per scope row by its
+   * ordinal: marking them in SQLite rewrote every mentioned row of the
+   * scope, most of the cost of a diff run's settle; a lookup alone reads.
+   */
+  private seen = new Uint8Array(0);
+  private scopeRows = 0;
+  private readonly scopeValues = new ScopeValues();
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -70,19 +79,18 @@ export class WorkDb {
     this.db.pragma("synchronous = OFF");
     this.db.exec(`
       CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
-      CREATE TABLE scope (identifier TEXT PRIMARY KEY, "values" TEXT NOT NULL, seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      CREATE TABLE scope (identifier TEXT PRIMARY KEY, ord INTEGER NOT NULL, "values" TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL, source TEXT);
       CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);
       CREATE TABLE failed (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, message TEXT NOT NULL);`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
-    this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES (?, ?)`);
-    this.insertScopeRows = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, "values") VALUES ${new Array(SCOPE_ROWS).fill("(?, ?)").join(", ")}`);
-    this.findScope = this.db.prepare(`SELECT s.identifier, s."values" AS v FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value`);
-    this.markScopes = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier IN (SELECT value FROM json_each(?))");
-    this.markScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier = ?");
-    this.settleScope = this.db.prepare("UPDATE scope SET seen = 1 WHERE identifier IN (SELECT value FROM json_each(?)) RETURNING identifier").pluck();
+    this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, ord, "values") VALUES (?, ?, ?)`);
+    this.insertScopeRows = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, ord, "values") VALUES ${new Array(SCOPE_ROWS).fill("(?, ?, ?)").join(", ")}`);
+    this.findScope = this.db.prepare(`SELECT s.identifier, s.ord, s."values" AS v FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value`).raw();
+    this.findScopeOrd = this.db.prepare("SELECT s.ord FROM scope AS s WHERE s.identifier = ?").pluck();
     this.findScopeAt = this.db.prepare("SELECT j.key FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").pluck();
+    this.findScopeOrds = this.db.prepare("SELECT j.key, s.ord FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").raw();
     this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values", source) VALUES (?, ?, ?)`);
     this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
   }
@@ -143,11 +151,18 @@ export class WorkDb {
    * scope's time on the cost of each call rather than on SQLite's work.
    */
   addScope(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): number {
+    const ordinal = this.scopeRows;
     this.db.transaction(() => {
       let at = 0;
-      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS));
-      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1));
+      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS, ordinal, this.scopeValues));
+      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1, ordinal, this.scopeValues));
     })();
+    this.scopeRows += entries.length;
+    if (this.seen.length < this.scopeRows) {
+      const grown = new Uint8Array(Math.max(this.scopeRows, this.seen.length * 2));
+      grown.set(this.seen);
+      this.seen = grown;
+    }
     return entries.length;
   }
 
@@ -164,12 +179,11 @@ export class WorkDb {
     if (identifiers.length === 0) return found;
     // One statement a page, its identifiers one JSON parameter: a statement per identifier, or one bound
     // parameter each, spent most of a diff run's plan on the calls rather than on SQLite's lookups.
-    const list = JSON.stringify(identifiers);
-    this.db.transaction(() => {
-      const rows = this.findScope.all(list) as Array<{ identifier: string; v: string }>;
-      for (const row of rows) found.set(row.identifier, JSON.parse(row.v) as Record<string, string>);
-      if (mark && rows.length) this.markScopes.run(list);
-    })();
+    const rows = this.findScope.all(JSON.stringify(identifiers)) as Array<[string, number, string]>;
+    for (const [identifier, ord, values] of rows) {
+      found.set(identifier, this.scopeValues.decode(values));
+      if (mark) this.seen[ord] = 1;
+    }
     return found;
   }
 
@@ -188,19 +202,35 @@ export class WorkDb {
       for (const at of this.findScopeAt.all(list) as number[]) found[at] = 1;
       return found;
     }
-    const marked = new Set(this.settleScope.all(list) as string[]);
-    for (let i = 0; i < identifiers.length; i++) if (marked.has(identifiers[i] ?? "")) found[i] = 1;
+    for (const [at, ord] of this.findScopeOrds.all(list) as Array<[number, number]>) {
+      found[at] = 1;
+      this.seen[ord] = 1;
+    }
     return found;
   }
 
   /** A record the feed names without planning it (skipped, or its row failed): never a removal candidate. */
   markMentioned(identifier: string): void {
-    this.markScope.run(identifier);
+    const ord = this.findScopeOrd.get(identifier) as number | undefined;
+    if (ord !== undefined) this.seen[ord] = 1;
   }
 
-  /** Records in scope that the file does not mention: the removal candidates. */
+  /** Records in scope that the file does not mention: the removal candidates, in identifier order. */
   *unmentioned(pageSize = 1000): Generator<string[]> {
-    yield* identifierPages(this.db.prepare("SELECT identifier FROM scope WHERE identifier > ? AND seen = 0 ORDER BY identifier LIMIT ?"), pageSize);
+    const page = this.db.prepare("SELECT identifier, ord FROM scope WHERE identifier > ? ORDER BY identifier LIMIT ?").raw();
+    let after = "";
+    const ids: string[] = [];
+    for (;;) {
+      const rows = page.all(after, pageSize) as Array<[string, number]>;
+      for (const [identifier, ord] of rows) if (this.seen[ord] !== 1) ids.push(identifier);
+      while (ids.length >= pageSize) yield ids.splice(0, pageSize);
+      const tail = rows[rows.length - 1];
+      if (!tail) {
+        if (ids.length) yield ids;
+        return;
+      }
+      after = tail[0];
+    }
   }
 
   /** Values the snapshot takes once applied: created, updated and (changed since the snapshot) unchanged records. */

@@ -26,6 +26,27 @@ describe("work database", () => {
     expect([...db.unmentioned()].flat()).toEqual(["C"]);
     db.close();
   });
+
+  it("marks what scopeHas, scopeLookup and markMentioned name, and pages the rest in identifier order", () => {
+    const db = open();
+    const ids = Array.from({ length: 2500 }, (_, i) => `I${String(i).padStart(5, "0")}`);
+    // Two reads, the second repeating part of the first: a record read again is one record, unmarked until named.
+    db.addScope(ids.slice(0, 1500).map((identifier) => ({ identifier, values: { guid: identifier } })));
+    db.addScope(ids.slice(1000).reverse().map((identifier) => ({ identifier, values: { guid: identifier, stock: "2" } })));
+    expect(db.scopeCount()).toBe(2500);
+    expect(db.scopeLookup(["I01200"], false).get("I01200")).toEqual({ guid: "I01200", stock: "2" });
+    // Without mark nothing is noted.
+    expect([...db.scopeHas(["I00000", "nope"], false)]).toEqual([1, 0]);
+    const even = ids.filter((_, i) => i % 2 === 0);
+    expect(db.scopeHas([...even, "nope"], true).reduce((n, f) => n + f, 0)).toBe(1250);
+    expect(db.scopeLookup(["I00001", "I02499", "nope"], true).size).toBe(2);
+    db.markMentioned("I00003");
+    db.markMentioned("nope");
+    const pages = [...db.unmentioned(500)];
+    expect(pages.map((p) => p.length)).toEqual([500, 500, 247]);
+    expect(pages.flat()).toEqual(ids.filter((id, i) => i % 2 === 1 && !["I00001", "I02499", "I00003"].includes(id)));
+    db.close();
+  });
 });
 
 describe("scopeHas", () => {
