@@ -56,8 +56,9 @@ export function stageLine(hash: string, id: string): string {
  */
 async function* stagedLines(file: string): AsyncGenerator<string[]> {
   let rest = "";
-  // A utf8 stream decodes a character cut between two reads whole.
-  for await (const chunk of createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 })) {
+  // A utf8 stream decodes a character cut between two reads whole. Reads of the
+  // default size: a text of a megabyte is a large object, which only a full collection frees.
+  for await (const chunk of createReadStream(file, { encoding: "utf8" })) {
     const lines = (rest + (chunk as string)).split("\n");
     rest = lines.pop() ?? "";
     yield lines;
