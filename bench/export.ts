@@ -19,6 +19,9 @@
  * than the worker's part; a miss exits non-zero.
  *
  *   npm run bench:export            (npm run bench:export -- 200000, or ROWS=200000, for a quicker look)
+ *
+ * BENCH_CPU_PROF=<folder>: --cpu-prof profiles of each export run's process,
+ * in a folder named by the run, one per thread (thread 0 the main one).
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -210,10 +213,16 @@ interface Measure {
 
 let script = "";
 
+/** BENCH_CPU_PROF: the profile arguments of an export run (the seed and the bare writer are not profiled). */
+function profileArgs(mode: string): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir && mode.startsWith("export") ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir, `${mode}-${Date.now()}`)}`] : [];
+}
+
 async function child(mode: string, dir: string): Promise<Measure> {
   // The worker's phases start as the `conveyor` command does (its shebang line); the bare writer as a plain script would.
   const env = mode === "bare" ? process.env : { ...MALLOC_ENV, ...process.env };
-  const proc = spawn(process.execPath, [script, "--child", mode, dir], { stdio: ["ignore", "pipe", "inherit"], env });
+  const proc = spawn(process.execPath, [...profileArgs(mode), script, "--child", mode, dir], { stdio: ["ignore", "pipe", "inherit"], env });
   let out = "";
   proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const [code] = (await once(proc, "exit")) as [number];

@@ -7,6 +7,7 @@
 
 import { maskSecrets } from "../secrets.js";
 import type { LogRecord, StateStore } from "../state/index.js";
+import { LOG_PAGE_RECORDS } from "../state/log-page.js";
 
 export interface LogEntry {
   action: string;
@@ -34,8 +35,9 @@ export function notPlannedLog(event: { kind: "skipped" | "error"; identifier: st
 }
 
 /**
- * Records per write to the store: a transaction (SQLite) or a statement
- * (PostgreSQL) each. A million-row export logs a million records.
+ * Rows buffered before they are written. A million-row export logs a million
+ * records; they go to the store a page (LOG_PAGE_RECORDS) at a time, a
+ * transaction (SQLite) or a statement (PostgreSQL) each.
  */
 const LOG_BATCH = 5000;
 
@@ -51,8 +53,30 @@ function ownCopy(text: string): string {
   return text.length < 13 ? text : ` ${text}`.slice(1);
 }
 
+/**
+ * The rows of a batch not yet written, one array per field a row has of its
+ * own (the rest is the run's). A million-row export logs a record per row,
+ * and a whole record object per row, kept until its batch was written,
+ * outlived the young generation: most of the writer's cost was collecting
+ * them. The records are built when the batch is written, and die with it.
+ */
+class Rows {
+  readonly actions: string[] = [];
+  readonly identifiers: string[] = [];
+  readonly results: LogEntry["result"][] = [];
+  readonly messages: string[] = [];
+  readonly requestIds: string[] = [];
+  readonly stamps: string[] = [];
+
+  get length(): number {
+    return this.identifiers.length;
+  }
+}
+
 export class LogWriter {
-  private buffer: LogRecord[] = [];
+  private rows = new Rows();
+  /** The number in the id of the first row of `rows`. */
+  private firstCount = 1;
   private pending: Promise<void> = Promise.resolve();
   /** The timestamp of the current second: formatting a Date per record was a tenth of an export's commit. */
   private second = -1;
@@ -60,8 +84,6 @@ export class LogWriter {
   /** The last message and its masked text: an export logs one message object for every row of its file. */
   private lastMessage: Record<string, unknown> | null = null;
   private lastText = "";
-  /** The number of the last record's id. */
-  private count = 0;
   written = 0;
 
   constructor(
@@ -70,29 +92,14 @@ export class LogWriter {
   ) {}
 
   add(entry: LogEntry): void {
-    this.buffer.push({
-      // The run's id and a count: unique as run ids are, and a store keeps a page of them as its first id (state/log-page.ts).
-      id: `${this.ctx.runId}-${++this.count}`,
-      action: entry.action,
-      channel_id: "",
-      context: "",
-      field_data: "",
-      identifier: ownCopy(entry.identifier),
-      job_id: this.ctx.runId,
-      integration: this.ctx.integration,
-      message: this.messageText(entry.message),
-      method: "auto",
-      operation: this.ctx.operation,
-      request_id: entry.requestId ?? "",
-      result: entry.result,
-      sd_user_id: this.ctx.account,
-      timestamp: this.now(),
-      type: this.ctx.type,
-      instance: 0,
-      log_level: entry.result === "error" ? 3 : entry.result === "warning" ? 2 : 1,
-      sd_acct_id: 0,
-    });
-    if (this.buffer.length >= LOG_BATCH) this.pending = this.pending.then(() => this.drain());
+    const rows = this.rows;
+    rows.actions.push(entry.action);
+    rows.identifiers.push(ownCopy(entry.identifier));
+    rows.results.push(entry.result);
+    rows.messages.push(this.messageText(entry.message));
+    rows.requestIds.push(entry.requestId ?? "");
+    rows.stamps.push(this.now());
+    if (rows.length >= LOG_BATCH) this.pending = this.pending.then(() => this.drain());
   }
 
   private now(): string {
@@ -113,12 +120,50 @@ export class LogWriter {
     return this.lastText;
   }
 
+  /** The records of rows from..to, the first of `rows` numbered `first`. */
+  private records(rows: Rows, first: number, from: number, to: number): LogRecord[] {
+    const { runId, account, integration, operation, type } = this.ctx;
+    const out = new Array<LogRecord>(to - from);
+    for (let i = from; i < to; i++) {
+      const result = rows.results[i] as LogEntry["result"];
+      out[i - from] = {
+        // The run's id and a count: unique as run ids are, and a store keeps a page of them as its first id (state/log-page.ts).
+        id: `${runId}-${first + i}`,
+        action: rows.actions[i] as string,
+        channel_id: "",
+        context: "",
+        field_data: "",
+        identifier: rows.identifiers[i] as string,
+        job_id: runId,
+        integration,
+        message: rows.messages[i] as string,
+        method: "auto",
+        operation,
+        request_id: rows.requestIds[i] as string,
+        result,
+        sd_user_id: account,
+        timestamp: rows.stamps[i] as string,
+        type,
+        instance: 0,
+        log_level: result === "error" ? 3 : result === "warning" ? 2 : 1,
+        sd_acct_id: 0,
+      };
+    }
+    return out;
+  }
+
   private async drain(): Promise<void> {
-    const batch = this.buffer;
-    this.buffer = [];
-    if (batch.length === 0) return;
-    await this.store.addLogs(this.ctx.account, batch);
-    this.written += batch.length;
+    const rows = this.rows;
+    if (rows.length === 0) return;
+    this.rows = new Rows();
+    const first = this.firstCount;
+    this.firstCount += rows.length;
+    // A store page's worth of records at a time: fewer, and they die young.
+    for (let from = 0; from < rows.length; from += LOG_PAGE_RECORDS) {
+      const to = Math.min(rows.length, from + LOG_PAGE_RECORDS);
+      await this.store.addLogs(this.ctx.account, this.records(rows, first, from, to));
+      this.written += to - from;
+    }
   }
 
   async flush(): Promise<void> {

@@ -6,6 +6,7 @@ import { interruptedError } from "./interrupted.js";
 import { SqliteLocks } from "./sqlite-locks.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import { SqliteLogs } from "./sqlite-logs.js";
+import { SqliteSnapshotPut } from "./sqlite-snapshot-put.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import { makePrivateDir, privateSqlite } from "./private-files.js";
 import type {
@@ -60,19 +61,6 @@ const MIGRATIONS: string[] = [
    CREATE TABLE log_keys (account TEXT NOT NULL, key TEXT NOT NULL, page INTEGER NOT NULL, PRIMARY KEY (account, key, page)) WITHOUT ROWID;`,
 ];
 
-/** Entries per snapshot statement: bounds the JSON text of one statement to about a megabyte. */
-const SNAPSHOT_CHUNK = 10_000;
-
-/** `[[identifier, values as JSON text, source or null], …]` for entries from..to, built as one string. */
-function snapshotJson(entries: readonly SnapshotEntry[], from: number, to: number): string {
-  let text = "[";
-  for (let i = from; i < to; i++) {
-    const e = entries[i];
-    if (e) text += `${text.length > 1 ? "," : ""}[${JSON.stringify(e.identifier)},${JSON.stringify(JSON.stringify(e.values))},${JSON.stringify(e.source ?? null)}]`;
-  }
-  return `${text}]`;
-}
-
 interface RunRow {
   body: string;
   progress?: string | null;
@@ -92,7 +80,7 @@ export class SqliteStore implements StateStore {
   private readonly debugFiles: FolderDebugFiles;
   private snapshotLookup: Database.Statement | undefined;
   private sourceLookup: Database.Statement | undefined;
-  private snapshotUpsert: Database.Statement | undefined;
+  private readonly snapshotWriter: SqliteSnapshotPut;
   private readonly locks: SqliteLocks;
   private readonly logs: SqliteLogs;
 
@@ -118,6 +106,7 @@ export class SqliteStore implements StateStore {
     this.migrate();
     this.locks = new SqliteLocks(this.db);
     this.logs = new SqliteLogs(this.db);
+    this.snapshotWriter = new SqliteSnapshotPut(this.db);
   }
 
   private migrate(): void {
@@ -268,21 +257,9 @@ export class SqliteStore implements StateStore {
     }
   }
 
-  /**
-   * One statement per chunk: the entries go as one JSON text, `[[identifier, values as JSON text, source], …]`,
-   * which cost a commit a third less than a statement run per entry. A later entry of an identifier wins.
-   */
+  /** One transaction; a later entry of an identifier wins (sqlite-snapshot-put.ts). */
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
-    const now = new Date().toISOString();
-    // WHERE true: without it SQLite reads ON CONFLICT as the join's ON of the SELECT.
-    this.snapshotUpsert ??= this.db.prepare(
-      `INSERT INTO snapshots (key, identifier, "values", updated, source) SELECT ?, value ->> 0, value ->> 1, ?, value ->> 2 FROM json_each(?) WHERE true
-       ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`,
-    );
-    const upsert = this.snapshotUpsert;
-    this.db.transaction(() => {
-      for (let i = 0; i < entries.length; i += SNAPSHOT_CHUNK) upsert.run(key, now, snapshotJson(entries, i, Math.min(entries.length, i + SNAPSHOT_CHUNK)));
-    })();
+    this.snapshotWriter.put(key, entries);
   }
 
   async snapshotDelete(key: string, identifiers: readonly string[]): Promise<void> {

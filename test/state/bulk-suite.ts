@@ -29,6 +29,21 @@ export function bulkSuite(name: string, open: () => Promise<StateStore>): void {
       expect(await store.snapshotCount("bulk")).toBe(25_000);
     });
 
+    it("lets the last entry of an identifier win within one statement's rows and in the last few", async () => {
+      // 250 entries: two full statements of rows and a tail of 50, an identifier named twice in each and across them.
+      const entries = Array.from({ length: 250 }, (_, i) => ({ identifier: `Q${i}`, values: { h: `h${i}` }, source: `s${i}` as string | null }));
+      entries[10] = { identifier: "Q3", values: { h: "same statement" }, source: null };
+      entries[120] = { identifier: "Q150", values: { h: "before" }, source: "early" };
+      entries[230] = { identifier: "Q220", values: { h: "tail" }, source: "late" };
+      entries[240] = { identifier: "Q5", values: { h: "from the tail" }, source: null };
+      await store.snapshotPut("dupes", entries);
+      expect(await store.snapshotCount("dupes")).toBe(246);
+      const got = await store.snapshotGet("dupes", ["Q3", "Q5", "Q150", "Q220", "Q249"]);
+      expect(Object.fromEntries(got)).toEqual({ Q3: { h: "same statement" }, Q5: { h: "from the tail" }, Q150: { h: "h150" }, Q220: { h: "tail" }, Q249: { h: "h249" } });
+      const sources = await store.snapshotSources("dupes", ["Q3", "Q150", "Q220", "Q249"]);
+      expect(Object.fromEntries(sources)).toEqual({ Q150: "s150", Q220: "late", Q249: "s249" });
+    });
+
     it("keeps identifiers and values that JSON escapes, byte for byte", async () => {
       const entries = awkward.map((text, i) => ({ identifier: text, values: { title: text, n: String(i) } }));
       await store.snapshotPut("odd", entries);

@@ -130,9 +130,12 @@ export function logPagesSuite(name: string, open: () => Promise<StateStore>): vo
       // The same fields in another order: identifier first.
       const { identifier, ...rest } = record("odd-2", 2, { job_id: "run-odd", identifier: "SKU9" });
       const reordered = { identifier, ...rest };
-      await add("demo", [extra, reordered]);
+      // A field missing, and a value that is neither text nor a number.
+      const { context: _context, ...missing } = record("odd-3", 3, { job_id: "run-odd" });
+      const valued = { ...record("odd-4", 4, { job_id: "run-odd" }), message: null } as unknown as LogRecord;
+      await add("demo", [extra, reordered, missing as LogRecord, valued]);
       const page = await store.searchLogs({ account: "demo", run: "run-odd" });
-      expect(page.logs.map((l) => JSON.stringify(l))).toEqual([reordered, extra].map((l) => JSON.stringify(l)));
+      expect(page.logs.map((l) => JSON.stringify(l))).toEqual([valued, missing, reordered, extra].map((l) => JSON.stringify(l)));
       await check({ account: "demo", identifier: ["SKU9"] });
     });
   });

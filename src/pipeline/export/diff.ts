@@ -20,7 +20,6 @@ import { hash } from "node:crypto";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import type { StateStore } from "../../state/index.js";
 
 export type Change = "create" | "update" | "unchanged";
@@ -49,6 +48,31 @@ export function joinedHash(joined: string): string {
 /** A staged row: `<hash> <identifier as JSON>`; the hash is base64, never a space; one JSON string, not an array, per row. */
 export function stageLine(hash: string, id: string): string {
   return `${hash} ${JSON.stringify(id)}\n`;
+}
+
+/**
+ * The staged file's lines, a read's worth at a time: readline's promise per
+ * line was a large part of reading a million of them back.
+ */
+async function* stagedLines(file: string): AsyncGenerator<string[]> {
+  let rest = "";
+  // A utf8 stream decodes a character cut between two reads whole. Reads of the
+  // default size: a text of a megabyte is a large object, which only a full collection frees.
+  for await (const chunk of createReadStream(file, { encoding: "utf8" })) {
+    const lines = (rest + (chunk as string)).split("\n");
+    rest = lines.pop() ?? "";
+    yield lines;
+  }
+  if (rest !== "") yield [rest];
+}
+
+/**
+ * The identifier of a staged line, its JSON text starting at `from`.
+ * JSON.stringify escapes every character it must with a backslash, so a
+ * text without one is the identifier between its quotes: no JSON.parse.
+ */
+export function stagedIdentifier(line: string, from: number): string {
+  return line.includes("\\", from) ? (JSON.parse(line.slice(from)) as string) : line.slice(from + 1, -1);
 }
 
 /**
@@ -142,19 +166,20 @@ export class ExportSnapshot {
     let batch: { identifier: string; values: Record<string, string> }[] = [];
     let committed = 0;
     // Nothing staged, no file: a full run still drops what it did not see.
-    const lines = this.staged === 0 ? [] : createInterface({ input: createReadStream(this.options.stagePath), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line === "") continue;
-      const space = line.indexOf(" ");
-      const hash = line.slice(0, space);
-      const identifier = JSON.parse(line.slice(space + 1)) as string;
-      if (failed.has(identifier)) continue;
-      onCommitted?.(identifier);
-      batch.push({ identifier, values: { h: hash } });
-      if (batch.length >= COMMIT_BATCH) {
-        await store.snapshotPut(key, batch);
-        committed += batch.length;
-        batch = [];
+    const chunks = this.staged === 0 ? [] : stagedLines(this.options.stagePath);
+    for await (const lines of chunks) {
+      for (const line of lines) {
+        if (line === "") continue;
+        const space = line.indexOf(" ");
+        const identifier = stagedIdentifier(line, space + 1);
+        if (failed.has(identifier)) continue;
+        onCommitted?.(identifier);
+        batch.push({ identifier, values: { h: line.slice(0, space) } });
+        if (batch.length >= COMMIT_BATCH) {
+          await store.snapshotPut(key, batch);
+          committed += batch.length;
+          batch = [];
+        }
       }
     }
     if (batch.length) await store.snapshotPut(key, batch);

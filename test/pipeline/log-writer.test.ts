@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { LogWriter } from "../../src/pipeline/logs.js";
+import type { LogRecord, StateStore } from "../../src/state/index.js";
+
+/** A store that keeps what the writer gives it, call by call. */
+function recordingStore(): { store: StateStore; calls: LogRecord[][] } {
+  const calls: LogRecord[][] = [];
+  const store = { addLogs: async (_account: string, records: readonly LogRecord[]) => void calls.push([...records]) } as unknown as StateStore;
+  return { store, calls };
+}
+
+describe("LogWriter", () => {
+  it("numbers records in order across batches and writes them a store page at a time", async () => {
+    const { store, calls } = recordingStore();
+    const writer = new LogWriter(store, { runId: "r1", account: "demo", integration: "conveyor", operation: "export", type: "item" });
+    const message = { file: "a.csv" };
+    const n = 12_345;
+    for (let i = 0; i < n; i++) {
+      const result = i % 97 === 0 ? "error" : i % 89 === 0 ? "warning" : "success";
+      writer.add({ action: i % 2 ? "export" : "skip", identifier: `P${i}`, result, message: i === 7 ? { other: i } : message, ...(i === 9 ? { requestId: "q9" } : {}) });
+    }
+    await writer.flush();
+    expect(writer.written).toBe(n);
+    expect(calls.every((c) => c.length <= 1000)).toBe(true);
+    const records = calls.flat();
+    expect(records.map((r) => r.id)).toEqual(Array.from({ length: n }, (_, i) => `r1-${i + 1}`));
+    expect(records.map((r) => r.identifier)).toEqual(Array.from({ length: n }, (_, i) => `P${i}`));
+    const { timestamp, ...rest } = records[9] as LogRecord;
+    expect(timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(rest).toEqual({
+      id: "r1-10", action: "export", channel_id: "", context: "", field_data: "", identifier: "P9", job_id: "r1", integration: "conveyor",
+      message: '{"file":"a.csv"}', method: "auto", operation: "export", request_id: "q9", result: "success", sd_user_id: "demo", type: "item",
+      instance: 0, log_level: 1, sd_acct_id: 0,
+    });
+    expect([records[0]?.log_level, records[89]?.log_level, records[1]?.log_level]).toEqual([3, 2, 1]);
+    expect([records[0]?.result, records[89]?.result, records[0]?.action]).toEqual(["error", "warning", "skip"]);
+    expect([records[7]?.message, records[8]?.message]).toEqual(['{"other":7}', '{"file":"a.csv"}']);
+    // Written once: a second flush writes nothing more.
+    await writer.flush();
+    expect(calls.flat().length).toBe(n);
+  });
+});
