@@ -14,13 +14,17 @@ const SEPARATOR = "\x1f";
 
 export class ScopeValues {
   private fields: string[] | null = null;
-  /** A field named __proto__ would set the prototype of the decoded object rather than a field of it: such records stay JSON. */
+  /**
+   * A field named __proto__ would set the prototype of the decoded object
+   * rather than a field of it, and a record of no fields would encode as
+   * nothing: such records stay JSON.
+   */
   private compact = true;
 
   encode(values: Record<string, string>): string {
     if (!this.fields) {
       this.fields = Object.keys(values);
-      this.compact = !this.fields.includes("__proto__");
+      this.compact = this.fields.length > 0 && !this.fields.includes("__proto__");
     }
     const { fields } = this;
     if (!this.compact) return JSON.stringify(values);

@@ -31,6 +31,13 @@ describe("scope values in the work database", () => {
     expect(Object.keys(codec.decode(text))).toEqual(["guid", "__proto__"]);
   });
 
+  it("keeps records of no fields as JSON", () => {
+    const codec = new ScopeValues();
+    const texts = [codec.encode({}), codec.encode({ guid: "G1" })];
+    expect(texts).toEqual(["{}", '{"guid":"G1"}']);
+    expect(texts.map((t) => codec.decode(t))).toEqual([{}, { guid: "G1" }]);
+  });
+
   it("orders integer-like field names as JavaScript does, both ways", () => {
     const codec = new ScopeValues();
     const record: Record<string, string> = { guid: "G1", "2": "b", "1": "a" };
