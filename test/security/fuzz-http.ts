@@ -44,8 +44,10 @@ function encode(value: string): string {
   return encodeURIComponent(wellFormed(value));
 }
 
+/** One path segment as generated: never empty and never `.` or `..`, which URL parsing removes, so the request would reach another route. */
 export function segment(value: string): string {
-  return encode(value === "" ? " " : value);
+  if (value === "") return encode(" ");
+  return /^\.{1,2}$/u.test(value) ? encode(`${value}~`) : encode(value);
 }
 
 function url(base: string, r: FuzzRequest): string {
