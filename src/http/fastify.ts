@@ -11,7 +11,8 @@
  */
 
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from "fastify";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 
 /** The compiler handed to Fastify: a route schema is a mistake here. */
 function refuseSchema(): never {
@@ -19,8 +20,50 @@ function refuseSchema(): never {
 }
 
 export function newFastify(options: FastifyHttpOptions<Server>): FastifyInstance {
-  return Fastify({
+  const app = Fastify({
     ...options,
     schemaController: { compilersFactory: { buildValidator: () => refuseSchema, buildSerializer: () => refuseSchema } },
   });
+  const endQuiet = trackQuietConnections(app.server);
+  app.addHook("preClose", async () => endQuiet());
+  return app;
+}
+
+const QUIET_CHECK_MS = 50;
+
+/**
+ * Node's `server.close()` waits for every connection to end, and counts one
+ * that has not sent a request yet as busy (its headers timeout runs from the
+ * connect), so a pooled client that connected and then had nothing to send
+ * held a daemon's shutdown until the client's own keep-alive timeout. From
+ * the start of close until the server has closed, each connection with no
+ * request in progress and nothing left to write is ended; a request in
+ * progress finishes, and Fastify answers it with `Connection: close`.
+ */
+function trackQuietConnections(server: Server): () => void {
+  const sockets = new Set<Socket>();
+  const requests = new Map<Socket, number>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    requests.set(socket, (requests.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      const left = (requests.get(socket) ?? 1) - 1;
+      if (left > 0) requests.set(socket, left);
+      else requests.delete(socket);
+    });
+  });
+  return () => {
+    if (!server.listening) return;
+    const endQuiet = (): void => {
+      for (const socket of sockets) if (!requests.has(socket) && socket.writableLength === 0) socket.destroy();
+    };
+    endQuiet();
+    const timer = setInterval(endQuiet, QUIET_CHECK_MS);
+    timer.unref();
+    server.once("close", () => clearInterval(timer));
+  };
 }
