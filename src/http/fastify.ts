@@ -29,23 +29,29 @@ export function newFastify(options: FastifyHttpOptions<Server>): FastifyInstance
   return app;
 }
 
-const QUIET_CHECK_MS = 50;
-
 /**
  * Node's `server.close()` waits for every connection to end, and counts one
  * that has not sent a request yet as busy (its headers timeout runs from the
  * connect), so a pooled client that connected and then had nothing to send
- * held a daemon's shutdown until the client's own keep-alive timeout. From
- * the start of close until the server has closed, each connection with no
- * request in progress and nothing left to write is ended; a request in
- * progress finishes, and Fastify answers it with `Connection: close`.
+ * held a daemon's shutdown until the client's own keep-alive timeout. Once
+ * close begins, each connection is ended as soon as no request is in
+ * progress on it: at once when it has none, else when its last response has
+ * been written.
  */
 function trackQuietConnections(server: Server): () => void {
   const sockets = new Set<Socket>();
   const requests = new Map<Socket, number>();
+  let closing = false;
+  const endIfQuiet = (socket: Socket): void => {
+    if (!closing || requests.has(socket)) return;
+    // end() lets what is left to write go out first; destroy() then drops a client that keeps its half open.
+    socket.once("finish", () => socket.destroy());
+    socket.end();
+  };
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    endIfQuiet(socket);
   });
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
@@ -54,16 +60,11 @@ function trackQuietConnections(server: Server): () => void {
       const left = (requests.get(socket) ?? 1) - 1;
       if (left > 0) requests.set(socket, left);
       else requests.delete(socket);
+      endIfQuiet(socket);
     });
   });
   return () => {
-    if (!server.listening) return;
-    const endQuiet = (): void => {
-      for (const socket of sockets) if (!requests.has(socket) && socket.writableLength === 0) socket.destroy();
-    };
-    endQuiet();
-    const timer = setInterval(endQuiet, QUIET_CHECK_MS);
-    timer.unref();
-    server.once("close", () => clearInterval(timer));
+    closing = true;
+    for (const socket of sockets) endIfQuiet(socket);
   };
 }
