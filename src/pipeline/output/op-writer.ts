@@ -6,16 +6,19 @@
  * a page at a time and waits only when the thread is MAX_IN_FLIGHT pages
  * behind, so memory stays bounded whatever the feed's size.
  *
- * The thread starts with the first full page. A pass that plans fewer
- * writes than one page (a small feed, or a large one that barely changed)
- * is written in this process when it finishes: starting a thread costs more
- * than writing those lines, and a small ad hoc run waited for it.
+ * The thread starts once THREAD_FROM_OPS writes are planned; the pages
+ * before are held here and go first. A pass that plans fewer (a small feed,
+ * or a nightly feed that barely changed) is written in this process when it
+ * finishes: starting a thread costs more than writing those lines, a small
+ * ad hoc run waited for it, and the thread's own heap was most of what a
+ * large diff run's peak memory held past its budget.
  *
  * @module
  */
 
 import type { Worker } from "node:worker_threads";
 import { ConveyorError } from "../../errors.js";
+import { ownCopy } from "../../memory.js";
 import { secretCount, secretValues } from "../../secrets.js";
 import { startThread } from "../../thread.js";
 import type { OpFilesOptions, OpFilesResult } from "./op-files.js";
@@ -24,14 +27,17 @@ import { OpPageEncoder } from "./op-pages.js";
 import { opQueue } from "./op-queue.js";
 import type { PlannedOp } from "../planned-op.js";
 
-
 const PAGE_OPS = 500;
 const MAX_IN_FLIGHT = 8;
+/** Writes a pass plans before its thread starts: a nightly run of a million rows with one in a hundred changed stays below. */
+export const THREAD_FROM_OPS = 20_000;
 
 interface Pending<T> {
   resolve: (value: T) => void;
   reject: (err: ConveyorError) => void;
 }
+
+type PageMessage = Extract<ToThread, { type: "page" }>;
 
 /** Where the pages go: the writer thread, or the same queue in this process. */
 interface Channel {
@@ -49,6 +55,8 @@ export class OpWriter {
   private secretsSent = 0;
   private closed = false;
   private channel: Channel | null = null;
+  /** Full pages held until the pass has planned enough writes to start the thread, or finishes without. */
+  private held: PageMessage[] = [];
   private threadAlive = false;
   private readonly planned: boolean;
 
@@ -81,7 +89,7 @@ export class OpWriter {
 
   /** Writes what is left and closes every file; the bulk files in the order they were started. */
   async finish(): Promise<OpFilesResult> {
-    if (this.encoder.size) await this.send(false);
+    if (this.encoder.size || this.held.length) await this.send(false);
     const result = await this.ask({ type: "finish" }, "finished");
     if (!result) throw new ConveyorError("internal", "The thread writing the bulk files gave no result");
     // Nothing is written after the last page: ending the thread now gives its heap back before the apply,
@@ -94,7 +102,8 @@ export class OpWriter {
   async discard(): Promise<void> {
     // The page not sent may hold column lists the thread has never seen: the next pages send theirs afresh.
     this.encoder = new OpPageEncoder();
-    // Nothing was sent anywhere yet: the operations so far were all in that page.
+    this.held = [];
+    // Nothing was sent anywhere yet: the operations so far were all in those pages.
     if (!this.channel) return;
     await this.ask({ type: "discard" }, "discarded");
   }
@@ -139,8 +148,22 @@ export class OpWriter {
   }
 
   private send(full: boolean): Promise<void> | undefined {
+    if (this.encoder.size) {
+      const page = this.encoder.take();
+      // A page sent is copied at once; one held keeps its text, joined from slices of the feed's chunks, each of which
+      // it would keep alive: a nightly run whose few changes were spread over the feed held most of the file.
+      this.held.push({ type: "page", page: this.channel ? page : { ...page, text: ownCopy(page.text) } });
+    }
+    // Before the thread starts, full pages wait until the pass has planned enough writes to pay for it.
+    if (!this.channel && full && this.held.length * PAGE_OPS < THREAD_FROM_OPS) return undefined;
     const channel = this.open(full);
-    const message: ToThread = { type: "page", page: this.encoder.take() };
+    const pages = this.held;
+    this.held = [];
+    for (const page of pages) this.post(channel, page);
+    return this.belowLimit();
+  }
+
+  private post(channel: Channel, message: PageMessage): void {
     // A secret registered since the last page (a token fetched mid-run) must be masked there too; in process it is known.
     if (channel.threaded && secretCount() !== this.secretsSent) {
       message.secrets = secretValues();
@@ -148,8 +171,13 @@ export class OpWriter {
     }
     channel.post(message);
     this.inFlight++;
+  }
+
+  /** Settles once fewer than MAX_IN_FLIGHT pages wait to be written; undefined when that is so already. */
+  private belowLimit(): Promise<void> | undefined {
     if (this.inFlight < MAX_IN_FLIGHT) return undefined;
-    return new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
+    // Each written page wakes one waiter: held pages sent at once take several to drain.
+    return new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject })).then(() => this.belowLimit());
   }
 
   private ask(message: ToThread, kind: "finished" | "discarded"): Promise<OpFilesResult | null> {

@@ -1,17 +1,25 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { ConveyorError } from "../../../src/errors.js";
 import { OpFiles } from "../../../src/pipeline/output/op-files.js";
 import { OpPageDecoder, OpPageEncoder } from "../../../src/pipeline/output/op-pages.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
-import { OpWriter } from "../../../src/pipeline/output/op-writer.js";
+import { OpWriter, THREAD_FROM_OPS } from "../../../src/pipeline/output/op-writer.js";
 import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
 import { MASK, registerSecret } from "../../../src/secrets.js";
 
 /** The writer thread of a product pass: what crosses to it, and what it writes. */
 const folder = (): string => mkdtempSync(path.join(os.tmpdir(), "conveyor-op-writer-"));
+
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc") as () => void;
+
+/** Enough operations to start the writer's thread, whatever share of them a pass without plan.csv skips. */
+const THREADED = Math.ceil(THREAD_FROM_OPS * 1.2);
 
 const ODD = ["", "a,b", 'say "hi"', "two\nlines", "ünï ©ode €", " lead", "\u0000nul\u001fsep", "x".repeat(5000)];
 
@@ -119,7 +127,7 @@ describe("OpFiles", () => {
 
 describe("OpWriter", () => {
   it("writes on its thread the very bytes the files are written with in process", async () => {
-    const planned = ops(3000);
+    const planned = ops(THREADED);
     const [inProcess, threaded] = [folder(), folder()];
     for (const dir of [inProcess, threaded]) mkdirSync(path.join(dir, "bulk"));
     const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 700, planPath: path.join(dir, "plan.csv") });
@@ -160,7 +168,8 @@ describe("OpWriter", () => {
     writeFileSync(planPath, earlier);
     const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath });
     try {
-      for (const op of ops(1200)) await writer.add(op);
+      // Enough that the thread has written part of the plan when it is discarded.
+      for (const op of ops(THREADED)) await writer.add(op);
       // Its column list is first seen in the page the discard drops unsent.
       const again: PlannedOp = { kind: "create", action: "add", identifier: "A1", line: 2, changes: [{ field: "title", before: null, after: "again" }] };
       await writer.add(again);
@@ -175,8 +184,11 @@ describe("OpWriter", () => {
     expect(readFileSync(path.join(dir, "bulk", "bulk-1.csv"), "utf8")).toBe("action,guid,title\r\nadd,A1,again\r\n");
   });
 
-  it("writes a pass of fewer writes than a page in process, the same bytes, without a thread", async () => {
-    const planned = ops(120);
+  it.each([
+    ["fewer writes than a page", 120],
+    ["many pages, too few to start the thread", THREAD_FROM_OPS - 700],
+  ])("writes a pass of %s in process, the same bytes, without a thread", async (_name, count) => {
+    const planned = ops(count);
     const [inProcess, small] = [folder(), folder()];
     for (const dir of [inProcess, small]) mkdirSync(path.join(dir, "bulk"));
     const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 50, planPath: path.join(dir, "plan.csv") });
@@ -196,14 +208,39 @@ describe("OpWriter", () => {
     expect(files(path.join(small, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
   });
 
+  it("keeps no piece of the feed alive through the pages it holds before the thread starts", async () => {
+    const dir = folder();
+    mkdirSync(path.join(dir, "bulk"));
+    const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 1000, planPath: path.join(dir, "plan.csv") });
+    try {
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      // A changed row here and there through a feed: each value a slice of its own 64 KB piece, decoded as the readers decode them.
+      const decoder = new TextDecoder();
+      for (let i = 0; i < 1200; i++) {
+        const piece = decoder.decode(Buffer.alloc(1 << 16, 97 + (i % 26)));
+        await writer.add({ kind: "update", action: "edit", identifier: `U${i}`, line: i + 2, changes: [{ field: "stock", before: null, after: piece.slice(1000, 1020) }] });
+      }
+      gc();
+      const grown = (process.memoryUsage().heapUsed - before) / 2 ** 20;
+      expect(writer.threaded).toBe(false);
+      // Two full pages are held; pinned, their pieces would hold 64 MB.
+      expect(grown).toBeLessThan(16);
+      await writer.finish();
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(path.join(dir, "plan.csv"), "utf8").split("\r\n").filter((l) => l.startsWith("update,edit,U")).length).toBe(1200);
+  });
+
   it("masks a secret registered after the thread started", async () => {
     const dir = folder();
     mkdirSync(path.join(dir, "bulk"));
     const planPath = path.join(dir, "plan.csv");
     const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath });
     try {
-      // A full page first: the thread is running when the secret appears.
-      for (const op of ops(600)) await writer.add(op);
+      // Enough pages first: the thread is running when the secret appears.
+      for (const op of ops(THREADED)) await writer.add(op);
       expect(writer.threaded).toBe(true);
       registerSecret("late-Token-4711-xyz");
       await writer.add({ kind: "create", action: "add", identifier: "A1", line: 2, changes: [{ field: "note", before: null, after: "key late-Token-4711-xyz here" }] });
@@ -223,7 +260,7 @@ describe("OpWriter", () => {
     const writer = OpWriter.open({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 100, planPath: null });
     try {
       const err = await (async () => {
-        for (const op of ops(5000)) await writer.add(op);
+        for (const op of ops(THREADED)) await writer.add(op);
         await writer.finish();
       })().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConveyorError);
