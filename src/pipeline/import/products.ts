@@ -12,7 +12,6 @@ import path from "node:path";
 import { formatPath, type FileConfig } from "../../definition/index.js";
 import type { SourceRow } from "../../formats/index.js";
 import { mappedFields, type ImportMapper } from "../../mapping/index.js";
-import { parseSearch, searchFields } from "../../search/index.js";
 import type { RunCounts } from "../../state/index.js";
 import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
 import type { BulkFile } from "../output/bulk-batcher.js";
@@ -26,10 +25,10 @@ import type { ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type OpSink, type PlannerOptions, type PlannerRow } from "./product-planner.js";
 import { QUIET_DEBUG, readAndMap, SETTLED } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
-import { scopeFields, startProductScope, type ScopeRead } from "./scope.js";
+import { journalScope, limitedFields, scopeFields, serviceActionFields, startProductScope, type ScopeRead } from "./scope.js";
 import { startSourceIndex, type SourceIndex } from "./source-index.js";
 import { WorkDb } from "./workdb.js";
-import { LateJournal } from "../../undo/late-journal.js";
+import type { LateJournal } from "../../undo/late-journal.js";
 
 function planConfig(config: FileConfig): ProductPlanConfig {
   const product = (v: FileConfig["create"] | FileConfig["update"] | FileConfig["remove"]): ProductAction | undefined =>
@@ -41,16 +40,6 @@ function planConfig(config: FileConfig): ProductPlanConfig {
     remove: product(config.remove),
     liveDiff: config.diff_update ? { fields: config.diff_fields ? new Set(config.diff_fields) : null, tolerance: config.diff_tolerance } : undefined,
   };
-}
-
-/** The mapped fields change_limits weighs: the scope reads them, so that each update knows the value it replaces. */
-function limitedFields(config: FileConfig, mapped: readonly string[]): string[] {
-  const limits = config.change_limits ?? {};
-  return mapped.filter((f) => f !== config.identifier && limits[f] !== undefined);
-}
-
-function serviceActionFields(config: FileConfig): string[] {
-  return config.service_actions.flatMap((rule) => (rule.search ? searchFields(parseSearch(rule.search)) : []));
 }
 
 /**
@@ -115,34 +104,6 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
       work.close();
     },
   };
-}
-
-/**
- * The scope's fields with the undo journal, which keeps each changed field's value before and every field of what a
- * delete takes away; with `end`, whether a record was listed when read (an undo relists only what the run took off sale).
- * A full run reads them in the scope. A diff run changes few of its records: its scope reads what the run without the
- * journal reads, and the journal's values before are read after the plan for the records it changes (late-journal.ts).
- */
-function journalScope(input: PassInput, work: WorkDb, mapped: readonly string[], limited: readonly string[]): { fields: string[] | null; late?: LateJournal } {
-  const { config, undo } = input;
-  const journalFields = undo && config.remove !== undefined ? ["listed"] : [];
-  const actions = serviceActionFields(config);
-  const wide = undo && config.remove === "delete" ? null : scopeFields(config, mapped, actions, { before: (input.debug.full && !input.diff) || undo !== undefined, limited: [...limited, ...journalFields] });
-  if (!undo || !input.diff || wide === null) return { fields: wide };
-  const narrow = scopeFields(config, mapped, actions, { before: false, limited: [...limited, ...journalFields] });
-  if (narrow === null || wide.every((f) => narrow.includes(f))) return { fields: wide };
-  const late = new LateJournal({
-    writer: undo.writer,
-    config: undo.config,
-    client: input.client,
-    work,
-    identifier: config.identifier,
-    search: config.search ?? "",
-    fields: wide,
-    read: new Set(narrow),
-    signal: input.signal,
-  });
-  return { fields: narrow, late };
 }
 
 /** The op writer, and what the planner hands operations to (the writer, or the undo journal in front of it). */

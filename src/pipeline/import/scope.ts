@@ -1,15 +1,19 @@
 /**
  * Step 5 of a product import: the one read of the catalogue a run makes. One
  * bulk export of the records in scope (`search`) with only the fields that
- * matching, live diff, service actions and removal need, streamed into the
- * run's work database.
+ * matching, live diff, service actions, change limits and removal need,
+ * streamed into the run's work database; and the choice of those fields,
+ * with what a live diff run's undo journal reads after the plan instead.
  *
  * @module
  */
 
 import type { FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
+import { parseSearch, searchFields } from "../../search/index.js";
 import type { ServiceClient } from "../../service/index.js";
+import { LateJournal } from "../../undo/late-journal.js";
+import type { PassInput } from "./pass-driver.js";
 import type { WorkDb } from "./workdb.js";
 
 export function scopeFields(config: FileConfig, mappedFields: readonly string[], serviceActionFields: readonly string[], options: { before: boolean; limited?: readonly string[] }): string[] | null {
@@ -77,4 +81,42 @@ export function startProductScope(client: ServiceClient, config: FileConfig, fie
       await size.catch(() => undefined);
     },
   };
+}
+
+/** The mapped fields change_limits weighs: the scope reads them, so that each update knows the value it replaces. */
+export function limitedFields(config: FileConfig, mapped: readonly string[]): string[] {
+  const limits = config.change_limits ?? {};
+  return mapped.filter((f) => f !== config.identifier && limits[f] !== undefined);
+}
+
+export function serviceActionFields(config: FileConfig): string[] {
+  return config.service_actions.flatMap((rule) => (rule.search ? searchFields(parseSearch(rule.search)) : []));
+}
+
+/**
+ * The scope's fields with the undo journal, which keeps each changed field's value before and every field of what a
+ * delete takes away; with `end`, whether a record was listed when read (an undo relists only what the run took off sale).
+ * A full run reads them in the scope. A diff run changes few of its records: its scope reads what the run without the
+ * journal reads, and the journal's values before are read after the plan for the records it changes (late-journal.ts).
+ */
+export function journalScope(input: PassInput, work: WorkDb, mapped: readonly string[], limited: readonly string[]): { fields: string[] | null; late?: LateJournal } {
+  const { config, undo } = input;
+  const journalFields = undo && config.remove !== undefined ? ["listed"] : [];
+  const actions = serviceActionFields(config);
+  const wide = undo && config.remove === "delete" ? null : scopeFields(config, mapped, actions, { before: (input.debug.full && !input.diff) || undo !== undefined, limited: [...limited, ...journalFields] });
+  if (!undo || !input.diff || wide === null) return { fields: wide };
+  const narrow = scopeFields(config, mapped, actions, { before: false, limited: [...limited, ...journalFields] });
+  if (narrow === null || wide.every((f) => narrow.includes(f))) return { fields: wide };
+  const late = new LateJournal({
+    writer: undo.writer,
+    config: undo.config,
+    client: input.client,
+    work,
+    identifier: config.identifier,
+    search: config.search ?? "",
+    fields: wide,
+    read: new Set(narrow),
+    signal: input.signal,
+  });
+  return { fields: narrow, late };
 }
