@@ -197,7 +197,7 @@ export async function startDaemon(settings: Settings, options: DaemonOptions): P
     silenceTimer.unref();
 
     let ready = false;
-    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, events: daemonEvents.intake(metrics), logger, now: () => new Date(), ready: () => ready, secretKey };
+    const apiContext = { settings, definitions, accounts, store, queue, intake: cluster?.intake, metrics, events: daemonEvents.intake(metrics), rotateWebhookSecret: (account: string) => daemonEvents.registrar.rotate(account), logger, now: () => new Date(), ready: () => ready, secretKey };
     const api = await buildApi(apiContext, options.apiLimits ?? API_LIMITS);
     const limiter = limits.limiter;
     registerConsole(api, {

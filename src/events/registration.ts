@@ -3,6 +3,7 @@ import { decryptValue, encryptValue } from "../definition/crypto.js";
 import type { Logger } from "../log.js";
 import type { ServiceClient } from "../service/index.js";
 import type { EventStore, Registration } from "./store.js";
+import { TIMESTAMP_TOLERANCE_MS } from "./signature.js";
 import type { Subscriptions } from "./subscriptions.js";
 
 /** The intake's route; `<key>` finds the account. */
@@ -61,17 +62,37 @@ export class Registrar {
   async secretsFor(key: string): Promise<{ account: string; secrets: string[] } | null> {
     const row = await this.options.store.registrationByKey(key);
     if (!row) return null;
-    const secrets = [row.secret, row.previousSecret].filter((s): s is string => s !== null).map((s) => decryptValue(s, this.options.secretKey));
+    const secrets = [row.secret, this.rotating(row) ? row.previousSecret : null].filter((s): s is string => s !== null).map((s) => decryptValue(s, this.options.secretKey));
     return { account: row.account, secrets };
   }
 
-  /** Asks the service for a new secret; the old one stays accepted for deliveries signed before the switch. */
-  async rotate(account: string): Promise<void> {
-    const row = await this.options.store.registration(account);
-    if (!row) return;
-    const client = await this.options.clientFor(account);
-    const secret = await client.rotateWebhookSecret(row.endpointId);
-    await this.options.store.saveRegistration({ ...row, secret: encryptValue(secret, this.options.secretKey), previousSecret: row.secret, updated: this.stamp() });
+  /**
+   * Asks the service for a new secret (it stops signing with the old one at
+   * once) and stores it; the old one is accepted only for deliveries signed
+   * before the switch, which stop passing the timestamp check within
+   * TIMESTAMP_TOLERANCE_MS: a leaked secret is worthless once that has
+   * passed. Null when the account has no endpoint; `busy` when another
+   * daemon of the cluster is checking the endpoints.
+   */
+  async rotate(account: string): Promise<{ endpoint: string } | null | "busy"> {
+    const { store, secretKey, logger } = this.options;
+    const done = await store.exclusive(async () => {
+      const row = await store.registration(account);
+      if (!row) return { endpoint: null };
+      const client = await this.options.clientFor(account);
+      const secret = await client.rotateWebhookSecret(row.endpointId);
+      await store.saveRegistration({ ...row, secret: encryptValue(secret, secretKey), previousSecret: row.secret, updated: this.stamp() });
+      logger.info({ event: "webhook_secret_rotated", account, endpoint: row.endpointId }, "webhook signing secret rotated; the previous one is accepted for deliveries signed before the switch, for 5 minutes");
+      return { endpoint: row.endpointId };
+    });
+    if (done === null) return "busy";
+    return done.endpoint === null ? null : { endpoint: done.endpoint };
+  }
+
+  /** True within TIMESTAMP_TOLERANCE_MS of the last rotation (or patch): deliveries signed with the previous secret may still arrive. */
+  private rotating(row: Registration): boolean {
+    const now = (this.options.now?.() ?? new Date()).getTime();
+    return row.previousSecret !== null && now - Date.parse(row.updated) <= TIMESTAMP_TOLERANCE_MS;
   }
 
   private async checkAll(): Promise<CheckReport> {
@@ -114,7 +135,8 @@ export class Registrar {
     const same = found.url === url && found.enabled && sameTypes(found.event_types, types);
     if (same) return null;
     await client.updateWebhookEndpoint(row.endpointId, { url, event_types: types, enabled: true });
-    await this.options.store.saveRegistration({ ...row, url, eventTypes: types, updated: this.stamp() });
+    // A patch moves `updated`: the previous secret is kept only if a rotation's window was still open.
+    await this.options.store.saveRegistration({ ...row, url, eventTypes: types, previousSecret: this.rotating(row) ? row.previousSecret : null, updated: this.stamp() });
     this.options.logger.info({ event: "webhook_endpoint_updated", account, endpoint: row.endpointId, event_types: types }, "webhook endpoint updated");
     return "updated";
   }

@@ -40,8 +40,9 @@ export interface Registration {
   eventTypes: string[];
   /** Sealed with the daemon's secret key (`enc:v1:`), as every stored secret. */
   secret: string;
-  /** The secret before the last re-registration, still accepted for deliveries signed before it; sealed. */
+  /** The secret before the last rotation, accepted for deliveries signed before it until `updated` is five minutes old; sealed. */
   previousSecret: string | null;
+  /** When the registration was last saved (created, patched or rotated), ISO 8601. */
   updated: string;
 }
 

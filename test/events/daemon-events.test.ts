@@ -1,6 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import type { DestinationStream } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.js";
 import { signature } from "../../src/embedded/webhook-dispatch.js";
 import { freshSchema } from "../cluster/pg-env.js";
 import { startTestDaemon, type TestDaemon } from "../daemon/daemon-harness.js";
@@ -30,9 +32,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | null 
 describe("runs on events, on the embedded default", () => {
   let t: TestDaemon;
   let service: (method: string, url: string, body?: unknown) => Promise<{ status: number; body: Record<string, unknown> }>;
+  const lines: string[] = [];
+  const sink: DestinationStream = { write: (line: string) => void lines.push(line) };
 
   beforeAll(async () => {
-    t = await startTestDaemon({ definitions: { "orders-events.json": DEFINITION }, env: { CONVEYOR_EVENT_WINDOW: "300ms" } });
+    t = await startTestDaemon({ definitions: { "orders-events.json": DEFINITION }, env: { CONVEYOR_EVENT_WINDOW: "300ms" }, daemon: { logger: createLogger({ level: "debug", destination: sink }) } });
     const base = t.daemon.embedded?.url ?? "";
     service = async (method, url, body) => {
       const res = await fetch(`${base}${url}`, { method, headers: { ...t.headers, ...(body === undefined ? {} : { "Content-Type": "application/json" }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -149,6 +153,66 @@ describe("runs on events, on the embedded default", () => {
     const second = await readFile(path.join(outbox(), `orders_${run?.id ?? ""}.csv`), "utf8");
     expect(second).toContain("EV-1002");
     expect(second).not.toContain("EV-1001");
+  });
+
+  it("rotates the signing secret on request: the old one passes only for deliveries of the next 5 minutes, and is never shown", async () => {
+    const row = await registration();
+    const old = (await t.daemon.events.registrar.secretsFor(row.key))?.secrets[0] ?? "";
+    expect(old).not.toBe("");
+    const rotated = await t.request("POST", "/v3/automations/events/rotate-secret");
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body).toMatchObject({ result: "success", endpoint: row.endpointId });
+    const known = (await t.daemon.events.registrar.secretsFor(row.key))?.secrets ?? [];
+    expect(known).toHaveLength(2);
+    expect(known[1]).toBe(old);
+    const fresh = known[0] ?? "";
+    expect(fresh).not.toBe(old);
+    for (const text of [rotated.text, lines.join("\n")]) {
+      expect(text).not.toContain(old);
+      expect(text).not.toContain(fresh);
+    }
+    expect(lines.some((l) => l.includes("webhook_secret_rotated"))).toBe(true);
+    const stored = await t.daemon.events.store.registration("demo");
+    expect(stored?.secret).toMatch(/^enc:v1:/);
+    expect(stored?.previousSecret).toMatch(/^enc:v1:/);
+
+    // The service signs with the new secret at once: the next order still runs the export.
+    await order("EV-1003");
+    const { claims } = await deliveredRun("EV-1003");
+    expect(claims).toHaveLength(3);
+
+    const envelope = (id: string) => JSON.stringify({ specversion: "1.0", type: "sds.order.created", source: "/accounts/demo", id, time: new Date().toISOString(), datacontenttype: "application/json", data: { oid: 98, resource_type: "order", resource_id: "98" } });
+    const deliver = async (secret: string, id: string): Promise<number> => {
+      const body = envelope(id);
+      const ts = Math.floor(Date.now() / 1000);
+      const res = await fetch(`${t.daemon.url}/v3/events/webhook/${row.key}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Webhook-Id": `msg_${id}`, "Webhook-Timestamp": String(ts), "Webhook-Signature": signature(secret, `msg_${id}`, ts, body) },
+        body,
+      });
+      await res.text();
+      return res.status;
+    };
+    // A delivery the service signed just before the switch still passes.
+    expect(await deliver(old, "evt_signed_before")).toBe(200);
+    // Five minutes on, the old secret passes nothing: a leaked one is worthless.
+    const current = await t.daemon.events.store.registration("demo");
+    if (!current) throw new Error("the registration is gone");
+    await t.daemon.events.store.saveRegistration({ ...current, updated: new Date(Date.now() - 6 * 60_000).toISOString() });
+    expect(await t.daemon.events.registrar.secretsFor(row.key)).toMatchObject({ secrets: [fresh] });
+    expect(await deliver(old, "evt_leaked")).toBe(401);
+    expect(await deliver(fresh, "evt_after")).toBe(200);
+    // A patch of the endpoint after the window does not bring the old secret back.
+    expect((await service("PATCH", `/v3/webhooks/endpoints/${row.endpointId}`, { enabled: false })).status).toBe(200);
+    expect((await t.daemon.events.registrar.check()).updated).toEqual(["demo"]);
+    expect((await t.daemon.events.store.registration("demo"))?.previousSecret).toBeNull();
+
+    await t.daemon.events.store.deleteRegistration("demo");
+    const none = await t.request("POST", "/v3/automations/events/rotate-secret");
+    expect(none.status).toBe(404);
+    expect(none.text).toContain("no webhook endpoint");
+    const anonymous = await fetch(`${t.daemon.url}/v3/automations/events/rotate-secret`, { method: "POST" });
+    expect(anonymous.status).toBe(401);
   });
 });
 

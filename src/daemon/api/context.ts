@@ -24,6 +24,8 @@ export interface ApiContext {
   now: () => Date;
   /** The webhook intake (`POST /v3/events/webhook/{key}`); left out, the route does not exist. */
   events?: IntakeDeps;
+  /** Rotates the account's webhook signing secret (Registrar.rotate); left out, the route does not exist. */
+  rotateWebhookSecret?: (account: string) => Promise<{ endpoint: string } | null | "busy">;
   /** True once the scheduler runs and recovery is done: `/readyz`. */
   ready: () => boolean;
   /** Key of encrypted parameters, for routes that resolve a definition as a run would (a pushed feed's folder and names). */

@@ -16,6 +16,7 @@ import { registerLogs } from "./logs.js";
 import { registerRunTables } from "./run-tables.js";
 import { registerRuns } from "./runs.js";
 import { registerUndo } from "./undo-route.js";
+import { registerWebhookSecret } from "./webhook-secret.js";
 
 /** The seed's limits per minute (v3 part 8), per API user. */
 export const API_LIMITS: RateLimits = { read: 300, write: 60, options: 300 };
@@ -64,5 +65,6 @@ export async function buildApi(ctx: ApiContext, limits: RateLimits = API_LIMITS)
   registerUndo(app, ctx);
   registerLogs(app, ctx);
   if (ctx.events) registerIntake(app, ctx.events);
+  registerWebhookSecret(app, ctx);
   return app;
 }
