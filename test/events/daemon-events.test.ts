@@ -207,6 +207,14 @@ describe("runs on events, on the embedded default", () => {
     expect((await t.daemon.events.registrar.check()).updated).toEqual(["demo"]);
     expect((await t.daemon.events.store.registration("demo"))?.previousSecret).toBeNull();
 
+    // The service refuses (its endpoint is gone): a 502 that says to send it again, and the stored secret is kept.
+    const kept = await t.daemon.events.store.registration("demo");
+    expect((await service("DELETE", `/v3/webhooks/endpoints/${row.endpointId}`)).status).toBe(200);
+    const refused = await t.request("POST", "/v3/automations/events/rotate-secret");
+    expect(refused.status).toBe(502);
+    expect(refused.text).toContain("send the request again");
+    expect((await t.daemon.events.store.registration("demo"))?.secret).toBe(kept?.secret);
+
     await t.daemon.events.store.deleteRegistration("demo");
     const none = await t.request("POST", "/v3/automations/events/rotate-secret");
     expect(none.status).toBe(404);

@@ -22,7 +22,8 @@ export function registerWebhookSecret(app: FastifyInstance, ctx: ApiContext): vo
     for (let attempt = 1; ; attempt++) {
       const done = await rotate(account).catch((err: unknown) => {
         const why = err instanceof ConveyorError || err instanceof Error ? err.message : String(err);
-        throw new HttpError(502, `the service did not rotate the secret of the account's webhook endpoint: ${why}; nothing changed here, try again`);
+        // The service may have rotated before the failure here: only another rotation brings the two back in step.
+        throw new HttpError(502, `rotating the webhook endpoint's secret failed: ${why}; send the request again (until one succeeds, deliveries may be refused)`);
       });
       if (done === null) throw new HttpError(404, `account ${account} has no webhook endpoint: none of its automations runs on events (add "events" to one, and the daemon registers an endpoint)`);
       if (done !== "busy") return { result: "success", message: "webhook signing secret rotated; deliveries signed with the previous one are accepted for 5 minutes", endpoint: done.endpoint };
