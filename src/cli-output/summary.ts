@@ -1,11 +1,16 @@
-import Table from "cli-table3";
+import type CliTable from "cli-table3";
+import { lazyRequire } from "../lazy-require.js";
 import { formatDuration } from "../duration.js";
 import { failureLines } from "../pipeline/failure-tally.js";
 import { count } from "../plural.js";
 import type { RunRecord } from "../state/index.js";
 
+/** Only the readable summary loads it: `--json` and the daemon's run routes do not. */
+const cliTable = lazyRequire<typeof CliTable>("cli-table3");
+
 /** The readable end of a run: what happened, in one table, then the error or guard that stopped it and the records that failed. */
 export function runSummary(run: RunRecord): string {
+  const Table = cliTable();
   const table = new Table({ style: { head: [], border: [] } });
   const c = run.counts;
   const took = run.finished ? Date.parse(run.finished) - Date.parse(run.started) : 0;

@@ -1,4 +1,5 @@
-import iconv from "iconv-lite";
+import type Iconv from "iconv-lite";
+import { lazyRequire } from "../lazy-require.js";
 import { isConveyorError } from "../errors.js";
 import { parseSearch } from "../search/index.js";
 import type { Limit } from "./types.js";
@@ -88,8 +89,11 @@ export function parseLimit(value: unknown): Limit | null {
   return /^\d+$/.test(text) ? { kind: "count", value: Number(text) } : null;
 }
 
+/** Only a definition that names an `encoding` loads it. */
+const iconv = lazyRequire<typeof Iconv>("iconv-lite");
+
 export function checkEncoding(encoding: string): string | null {
-  return iconv.encodingExists(encoding) ? null : `unknown character encoding "${encoding}"`;
+  return iconv().encodingExists(encoding) ? null : `unknown character encoding "${encoding}"`;
 }
 
 /** Null when the search expression parses; otherwise the parser's message (it points at the character). */

@@ -3,7 +3,11 @@ import { open } from "node:fs/promises";
 import { createGunzip } from "node:zlib";
 import type { Readable } from "node:stream";
 import Papa from "papaparse";
-import yauzl from "yauzl";
+import type Yauzl from "yauzl";
+import { lazyRequire } from "../lazy-require.js";
+
+/** Only a zipped upload loads it. */
+const yauzl = lazyRequire<typeof Yauzl>("yauzl");
 
 export type UploadEncoding = "csv" | "gzip" | "zip";
 
@@ -23,9 +27,9 @@ export async function detectEncoding(file: string): Promise<UploadEncoding> {
 
 function firstZipEntry(file: string): Promise<Readable> {
   return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
+    yauzl().open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
       if (err) return reject(new Error(`the zip file cannot be read: ${err.message}`));
-      zip.on("entry", (entry: yauzl.Entry) => {
+      zip.on("entry", (entry: Yauzl.Entry) => {
         if (entry.fileName.endsWith("/")) return zip.readEntry();
         zip.openReadStream(entry, (openErr, stream) => (openErr ? reject(openErr) : resolve(stream)));
       });

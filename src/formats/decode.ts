@@ -1,7 +1,11 @@
 import { StringDecoder } from "node:string_decoder";
-import iconv from "iconv-lite";
+import type Iconv from "iconv-lite";
 import { ConveyorError } from "../errors.js";
+import { lazyRequire } from "../lazy-require.js";
 import { replacedBytes, type DecodeStats } from "./undecodable.js";
+
+/** Only a feed in a legacy charset loads it: UTF-8 goes through Node's own decoder. */
+const iconv = lazyRequire<typeof Iconv>("iconv-lite");
 
 export interface Charset {
   encoding: string;
@@ -21,7 +25,7 @@ export function detectCharset(head: Buffer, configured: string | undefined): Cha
 function normalizeEncoding(name: string): string {
   const lower = name.trim().toLowerCase();
   if (lower === "utf8" || lower === "utf-8") return "utf-8";
-  if (!iconv.encodingExists(lower)) {
+  if (!iconv().encodingExists(lower)) {
     throw new ConveyorError("definition_invalid", `encoding ${JSON.stringify(name)} is not a known character set`, {
       details: { field: "encoding", value: name },
       hint: "Use utf-8, utf-16le, utf-16be, windows-1252, iso-8859-1, iso-8859-15, cp850, … ",
@@ -51,7 +55,7 @@ const PIECE = 32 * 1024;
 export async function* decodeText(chunks: AsyncIterable<Buffer>, charset: Charset, stats?: DecodeStats): AsyncGenerator<string> {
   let skip = charset.bomLength;
   const native = isUtf8(charset.encoding) ? new StringDecoder("utf8") : null;
-  const legacy = native ? null : iconv.getDecoder(charset.encoding, { stripBOM: false });
+  const legacy = native ? null : iconv().getDecoder(charset.encoding, { stripBOM: false });
   for await (let chunk of chunks) {
     if (skip > 0) {
       const dropped = Math.min(skip, chunk.length);
@@ -76,5 +80,5 @@ export async function* decodeText(chunks: AsyncIterable<Buffer>, charset: Charse
 export function decodeHead(head: Buffer, charset: Charset): string {
   const body = head.subarray(charset.bomLength);
   if (isUtf8(charset.encoding)) return body.toString("utf8");
-  return iconv.decode(body, charset.encoding, { stripBOM: false });
+  return iconv().decode(body, charset.encoding, { stripBOM: false });
 }

@@ -65,7 +65,7 @@ describe("conveyor --help at start-up", () => {
  * of other connection types and formats nor the template engine nor
  * undici's index, and starts no thread to write its dozen plan lines.
  */
-const RUN_UNUSED = ["@aws-sdk", "exceljs", "pg", "pg-boss", "imapflow", "nodemailer", "ssh2", "basic-ftp", "twig", "cli-progress", "@xmldom", "xpath", "jsonpath-plus", "saxes", "stream-json"];
+const RUN_UNUSED = ["@aws-sdk", "exceljs", "pg", "pg-boss", "imapflow", "nodemailer", "ssh2", "basic-ftp", "twig", "cli-progress", "@xmldom", "xpath", "jsonpath-plus", "saxes", "stream-json", "yauzl", "iconv-lite", "cli-table3"];
 
 describe("a small debug run at start-up", () => {
   it("loads only what a CSV storage feed uses", async () => {
