@@ -1,5 +1,4 @@
 import type { FastifyInstance } from "fastify";
-import { ConveyorError } from "../../errors.js";
 import { HttpError } from "../../http/envelopes.js";
 import { accountOf, type ApiContext } from "./context.js";
 
@@ -21,7 +20,7 @@ export function registerWebhookSecret(app: FastifyInstance, ctx: ApiContext): vo
     const account = accountOf(request);
     for (let attempt = 1; ; attempt++) {
       const done = await rotate(account).catch((err: unknown) => {
-        const why = err instanceof ConveyorError || err instanceof Error ? err.message : String(err);
+        const why = err instanceof Error ? err.message : String(err);
         // The service may have rotated before the failure here: only another rotation brings the two back in step.
         throw new HttpError(502, `rotating the webhook endpoint's secret failed: ${why}; send the request again (until one succeeds, deliveries may be refused)`);
       });

@@ -148,14 +148,15 @@ export class OpWriter {
   }
 
   private send(full: boolean): Promise<void> | undefined {
+    // Before the thread starts, full pages wait until the pass has planned enough writes to pay for it.
+    const hold = !this.channel && full && (this.held.length + 1) * PAGE_OPS < THREAD_FROM_OPS;
     if (this.encoder.size) {
       const page = this.encoder.take();
       // A page sent is copied at once; one held keeps its text, joined from slices of the feed's chunks, each of which
       // it would keep alive: a nightly run whose few changes were spread over the feed held most of the file.
-      this.held.push({ type: "page", page: this.channel ? page : { ...page, text: ownCopy(page.text) } });
+      this.held.push({ type: "page", page: hold ? { ...page, text: ownCopy(page.text) } : page });
     }
-    // Before the thread starts, full pages wait until the pass has planned enough writes to pay for it.
-    if (!this.channel && full && this.held.length * PAGE_OPS < THREAD_FROM_OPS) return undefined;
+    if (hold) return undefined;
     const channel = this.open(full);
     const pages = this.held;
     this.held = [];
