@@ -3,11 +3,14 @@
  * one sequential pass over the snapshot while the files download, so that
  * settling a batch of rows asks the store nothing.
  *
- * It holds no strings: an open-addressing table of typed arrays, each slot
- * a 32-bit hash of the identifier, 60 bits of the fingerprint's row hash and
- * the index of its definition part. A false "equal" would need the row
- * hashes to agree as well, and the row hash covers the identifier's own
- * cell; identifiers that share a hash in the table are answered by the store.
+ * It holds no strings: an open-addressing table in one typed array, each
+ * slot three words side by side (a lookup touches one cache line, where a
+ * table per part cost a cache miss per part): a 32-bit hash of the
+ * identifier, the index of the fingerprint's definition part with 24 bits of
+ * its row hash, and 30 more bits of the row hash. A false "equal" would need
+ * 54 bits of the row hashes to agree as well, and the row hash covers the
+ * identifier's own cell; identifiers that share a hash in the table are
+ * answered by the store.
  *
  * @module
  */
@@ -20,7 +23,7 @@ import { DEFINITION_CHARS, fingerprintable } from "./source-fingerprint.js";
 export const SOURCE = { none: 0, current: 1, equal: 2, unknown: 3 } as const;
 export type SourceMatch = (typeof SOURCE)[keyof typeof SOURCE];
 
-/** Slot markers besides definition indexes 1..MAX_DEFINITIONS. */
+/** Slot markers besides definition indexes 1..MAX_DEFINITIONS, in the top byte of a slot's second word. */
 const EMPTY = 0;
 const NO_SOURCE = 254;
 const AMBIGUOUS = 255;
@@ -29,26 +32,32 @@ const MAX_DEFINITIONS = 253;
 /** Slots per entry: a table a fifth empty keeps probes short without doubling its size. */
 const LOAD = 0.8;
 
+/** Words per slot: the identifier's hash; the kind and the row hash's high bits; its low bits. */
+const WORDS = 3;
+const KIND_SHIFT = 24;
+const HIGH_MASK = 0xff_ffff;
+
 /**
- * Entries read at most. The table costs about 16 bytes an entry, so a
- * snapshot of any size holds it to some 17 MB and a run's peak memory stays
+ * Entries read at most. The table costs about 15 bytes an entry, so a
+ * snapshot of any size holds it to some 16 MB and a run's peak memory stays
  * flat in rows; past this many, the identifiers it did not read are looked
  * up in the store, batch by batch, as they were before the index.
  */
 export const MAX_ENTRIES = 1 << 20;
 
-/** Base64url characters of the row hash read into each of the two 30-bit halves. */
-const HALF_CHARS = 5;
+/** Base64url characters of the row hash read into a slot: 24 bits beside the kind, then 30. */
+const HIGH_CHARS = 4;
+const LOW_CHARS = 5;
 /** The definition's part, then the row's SHA-1 in base64url. */
 const FINGERPRINT_CHARS = DEFINITION_CHARS + 27;
 
 const DIGITS = new Int8Array(128).fill(-1);
 for (const [i, c] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"].entries()) DIGITS[c.charCodeAt(0)] = i;
 
-/** 30 bits of base64url from `at`, or -1 when the text is not base64url there. */
-function bits(text: string, at: number): number {
+/** `chars` base64url characters from `at` as a number (6 bits each, at most 30), or -1 when the text is not base64url there. */
+function bits(text: string, at: number, chars: number): number {
   let out = 0;
-  for (let i = at; i < at + HALF_CHARS; i++) {
+  for (let i = at; i < at + chars; i++) {
     const code = text.charCodeAt(i);
     const digit = code < 128 ? (DIGITS[code] ?? -1) : -1;
     if (digit < 0) return -1;
@@ -71,10 +80,7 @@ export function sourceMatch(stored: string | undefined, fingerprint: string, def
 }
 
 export class SourceIndex {
-  private readonly keys: Uint32Array;
-  private readonly high: Uint32Array;
-  private readonly low: Uint32Array;
-  private readonly kinds: Uint8Array;
+  private readonly slots: Uint32Array;
   private readonly definitions = new Map<string, number>();
   /** False when the read was cut short or met more entries than counted: then the store answers every lookup. */
   private complete = true;
@@ -82,10 +88,7 @@ export class SourceIndex {
   private partial = false;
 
   private constructor(private readonly capacity: number) {
-    this.keys = new Uint32Array(capacity);
-    this.high = new Uint32Array(capacity);
-    this.low = new Uint32Array(capacity);
-    this.kinds = new Uint8Array(capacity);
+    this.slots = new Uint32Array(capacity * WORDS);
   }
 
   /**
@@ -112,33 +115,42 @@ export class SourceIndex {
     return index;
   }
 
+  /** The first word of the slot of `hash`: its own, or the empty one where it would go. */
   private slot(hash: number): number {
-    let at = Math.floor((hash / 0x1_0000_0000) * this.capacity);
-    while (this.kinds[at] !== EMPTY && this.keys[at] !== hash) at = at + 1 === this.capacity ? 0 : at + 1;
+    const { slots } = this;
+    const end = this.capacity * WORDS;
+    let at = Math.floor((hash / 0x1_0000_0000) * this.capacity) * WORDS;
+    while (slots[at + 1] !== EMPTY && slots[at] !== hash) at = at + WORDS === end ? 0 : at + WORDS;
     return at;
   }
 
   private add(id: string, source: string | null): void {
     const hash = hashId(id);
     const at = this.slot(hash);
-    if (this.kinds[at] !== EMPTY) {
-      this.kinds[at] = AMBIGUOUS;
+    if (this.slots[at + 1] !== EMPTY) {
+      this.slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
       return;
     }
-    this.keys[at] = hash;
-    this.kinds[at] = this.kindOf(source, at);
+    this.slots[at] = hash;
+    this.fill(at, source);
   }
 
-  private kindOf(source: string | null, at: number): number {
-    if (source === null) return NO_SOURCE;
-    const high = source.length === FINGERPRINT_CHARS ? bits(source, DEFINITION_CHARS) : -1;
-    const low = high < 0 ? -1 : bits(source, DEFINITION_CHARS + HALF_CHARS);
+  private fill(at: number, source: string | null): void {
+    const { slots } = this;
+    if (source === null) {
+      slots[at + 1] = NO_SOURCE << KIND_SHIFT;
+      return;
+    }
+    const high = source.length === FINGERPRINT_CHARS ? bits(source, DEFINITION_CHARS, HIGH_CHARS) : -1;
+    const low = high < 0 ? -1 : bits(source, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
     const definition = this.definitionIndex(source.slice(0, DEFINITION_CHARS), true);
     // A fingerprint of another shape (an older scheme) is compared by the store.
-    if (low < 0 || definition === undefined) return AMBIGUOUS;
-    this.high[at] = high;
-    this.low[at] = low;
-    return definition;
+    if (low < 0 || definition === undefined) {
+      slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
+      return;
+    }
+    slots[at + 1] = (definition << KIND_SHIFT) | high;
+    slots[at + 2] = low;
   }
 
   private definitionIndex(definition: string, add: boolean): number | undefined {
@@ -153,12 +165,13 @@ export class SourceIndex {
   match(id: string, fingerprint: string, definition: string): SourceMatch {
     if (!this.complete) return SOURCE.unknown;
     const at = this.slot(hashId(id));
-    const kind = this.kinds[at] ?? EMPTY;
+    const word = this.slots[at + 1] ?? EMPTY;
+    const kind = word >>> KIND_SHIFT;
     if (kind === EMPTY) return this.partial ? SOURCE.unknown : SOURCE.none;
     if (kind === NO_SOURCE) return SOURCE.none;
     if (kind === AMBIGUOUS) return SOURCE.unknown;
     if (kind !== this.definitionIndex(definition, false)) return SOURCE.none;
-    const equal = this.high[at] === bits(fingerprint, DEFINITION_CHARS) && this.low[at] === bits(fingerprint, DEFINITION_CHARS + HALF_CHARS);
+    const equal = (word & HIGH_MASK) === bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) && this.slots[at + 2] === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
     return equal ? SOURCE.equal : SOURCE.current;
   }
 }

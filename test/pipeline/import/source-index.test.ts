@@ -60,6 +60,26 @@ describe("source index", () => {
     expect(index.match(b, fp(DEF, 2), DEF)).toBe(SOURCE.unknown);
   });
 
+  it("compares both parts of the row hash it keeps, under any of its definitions", async () => {
+    // 200 definitions: an index of 128 or more sets a slot word's top bit.
+    const defs = Array.from({ length: 200 }, (_, i) => `DEFINITION${String(i).padStart(2, "0")}`.slice(-12).padStart(12, "D"));
+    const entries: SnapshotEntry[] = defs.map((d, i) => ({ identifier: `G${i}`, values: {}, source: fp(d, i) }));
+    await store.snapshotPut("k", entries);
+    const index = await SourceIndex.load(store, "k", () => false);
+    const swap = (text: string, at: number): string => text.slice(0, at) + (text[at] === "A" ? "B" : "A") + text.slice(at + 1);
+    defs.forEach((d, i) => {
+      const row = fp(d, i);
+      expect(index.match(`G${i}`, row, d)).toBe(SOURCE.equal);
+      // One character of the first kept part (beside the definition's index), then of the second.
+      expect(index.match(`G${i}`, swap(row, 12), d)).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 15), d)).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 16), d)).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 20), d)).toBe(SOURCE.current);
+      const other = defs[(i + 1) % defs.length] ?? d;
+      expect(index.match(`G${i}`, fp(other, i), other)).toBe(SOURCE.none);
+    });
+  });
+
   it("gives way to the store when its read is stopped", async () => {
     await store.snapshotPut("k", [{ identifier: "A", values: {}, source: fp(DEF, 1) }]);
     const index = await SourceIndex.load(store, "k", () => true);
