@@ -62,7 +62,7 @@ describe("source index", () => {
 
   it("compares both parts of the row hash it keeps, under any of its definitions", async () => {
     // 200 definitions: an index of 128 or more sets a slot word's top bit.
-    const defs = Array.from({ length: 200 }, (_, i) => `DEFINITION${String(i).padStart(2, "0")}`.slice(-12).padStart(12, "D"));
+    const defs = Array.from({ length: 200 }, (_, i) => `D${String(i).padStart(11, "0")}`);
     const entries: SnapshotEntry[] = defs.map((d, i) => ({ identifier: `G${i}`, values: {}, source: fp(d, i) }));
     await store.snapshotPut("k", entries);
     const index = await SourceIndex.load(store, "k", () => false);
