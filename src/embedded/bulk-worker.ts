@@ -63,7 +63,10 @@ export class BulkQueue {
   /** Marks a queued or running job canceled; false when it already finished. */
   cancel(jobId: number): boolean {
     const info = this.ctx.db.prepare("UPDATE bulk_jobs SET status = 'canceled' WHERE job_id = ? AND status IN ('queued','running')").run(jobId);
-    return info.changes > 0;
+    if (info.changes === 0) return false;
+    const job = this.job(jobId);
+    if (job) this.ctx.waits.ended(job.bulk_file);
+    return true;
   }
 
   async stop(): Promise<void> {
@@ -80,6 +83,8 @@ export class BulkQueue {
       } catch (err) {
         this.ctx.logger.warn({ err, jobId: id }, "bulk job failed");
         this.ctx.db.prepare("UPDATE bulk_jobs SET status = 'failed', error = ? WHERE job_id = ? AND status = 'running'").run((err as Error).message, id);
+      } finally {
+        this.ctx.waits.ended(job.bulk_file);
       }
     }
   }

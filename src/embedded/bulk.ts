@@ -109,7 +109,12 @@ export function registerBulk(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: { bulkFile: string } }>("/v1/bulk/results/:bulkFile", async (request) => {
-    const job = ctx.db.prepare("SELECT * FROM bulk_jobs WHERE bulk_file = ?").get(request.params.bulkFile) as BulkJob | undefined;
+    const read = (): BulkJob | undefined => ctx.db.prepare("SELECT * FROM bulk_jobs WHERE bulk_file = ?").get(request.params.bulkFile) as BulkJob | undefined;
+    let job = read();
+    if (job && (job.status === "queued" || job.status === "running")) {
+      await ctx.waits.wait(job.bulk_file);
+      job = read();
+    }
     if (!job) throw new HttpError(404, `no bulk file ${JSON.stringify(request.params.bulkFile)}: give the bulk_file of POST /v1/bulk`);
     const done = job.status === "complete" || job.status === "canceled";
     return {

@@ -118,7 +118,10 @@ export class ExportRunner {
         this.ctx.logger.warn({ err, bulkFile: job.bulk_file }, "export failed");
         this.ctx.db.prepare("UPDATE exports SET status = 'failed', error = ? WHERE bulk_file = ?").run((err as Error).message, job.bulk_file);
       })
-      .finally(() => this.running.delete(task));
+      .finally(() => {
+        this.running.delete(task);
+        this.ctx.waits.ended(job.bulk_file);
+      });
     this.running.add(task);
   }
 

@@ -6,6 +6,7 @@ import { listenFailure } from "../listen-check.js";
 import { registerSecret } from "../secrets.js";
 import { metaValue, openDb, servicePaths } from "./db.js";
 import { ItemStore } from "./item-store.js";
+import { JobWaits } from "./job-waits.js";
 import { LogStore } from "./log-store.js";
 import { OrderStore } from "./order-store.js";
 import { Presigner, PRESIGN_TTL_SECONDS } from "./presign.js";
@@ -39,6 +40,8 @@ export interface EmbeddedServiceOptions {
   bulkBatchDelayMs?: number;
   /** Validity of presigned links in seconds (default 1800). */
   presignTtlSeconds?: number;
+  /** How long a status request waits for its unfinished job to end (default job-waits.ts STATUS_HOLD_MS). */
+  statusHoldMs?: number;
   /** The service's clock, for tests of expiry and throttling windows. */
   now?: () => number;
   /** Waits between webhook attempts (default webhook-dispatch.ts RETRY_DELAYS_MS); tests shorten them. */
@@ -96,7 +99,8 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   const webhookStore = new WebhookStore(db);
   const webhooks = new WebhookDispatcher(webhookStore, { account: apiUser, now, logger, ...(options.webhookRetryDelaysMs ? { retryDelaysMs: options.webhookRetryDelaysMs } : {}) });
   orders.listen((before, after) => webhooks.orderChanged(before, after));
-  const context = { db, paths, items, logs, orders, presign, logger, now, webhookStore, webhooks } as Omit<ServiceContext, "bulk" | "exports"> as ServiceContext;
+  const waits = new JobWaits(options.statusHoldMs);
+  const context = { db, paths, items, logs, orders, presign, waits, logger, now, webhookStore, webhooks } as Omit<ServiceContext, "bulk" | "exports"> as ServiceContext;
   context.bulk = new BulkQueue(context, { batchRows: options.bulkBatchRows ?? 200, delayMs: options.bulkBatchDelayMs ?? 0 });
   context.exports = new ExportRunner(context);
 
@@ -129,6 +133,8 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
     async close() {
       await context.bulk.stop();
       await context.exports.stop();
+      // Jobs still queued will not run in this process: their status requests answer now.
+      waits.releaseAll();
       await webhooks.stop();
       await app.close();
       db.close();

@@ -1,6 +1,7 @@
 import type { Logger } from "../log.js";
 import type { Db, ServicePaths } from "./db.js";
 import type { ItemStore } from "./item-store.js";
+import type { JobWaits } from "./job-waits.js";
 import type { LogStore } from "./log-store.js";
 import type { OrderStore } from "./order-store.js";
 import type { Presigner } from "./presign.js";
@@ -17,6 +18,8 @@ export interface ServiceCore {
   orders: OrderStore;
   logs: LogStore;
   presign: Presigner;
+  /** Status requests waiting for a bulk job or an export to end. */
+  waits: JobWaits;
   logger: Logger;
   now(): number;
 }

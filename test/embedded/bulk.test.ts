@@ -186,3 +186,48 @@ describe("embedded service: bulk progress, cancel and link expiry", () => {
     expect(String(((await res.json()) as Record<string, unknown>).message)).toContain("expired");
   });
 });
+
+describe("embedded service: a status request waits a moment for its job to end", () => {
+  const rows = (prefix: string, n: number): string => ["action,guid,title", ...Array.from({ length: n }, (_, i) => `add,${prefix}${i},Item ${i}`)].join("\n");
+
+  it("answers once the job ends, not at the client's next poll", async () => {
+    // A hold far past the job's length: the first status request can only answer "complete" by waiting for the end.
+    const h = await startHarness({ bulkBatchRows: 10, bulkBatchDelayMs: 50, statusHoldMs: 60_000 });
+    try {
+      const answer = await post(h, rows("W", 30));
+      const first = (await h.json("GET", `/v1/bulk/results/${String(answer.bulk_file)}`)).body;
+      expect(first).toMatchObject({ status: "complete", processed: 3 * 10, succeeded: 30 });
+      expect(first.url).toEqual(expect.any(String));
+      const exported = await h.form("/v1/bulk/exports", { type: "items", fields: "guid,title" });
+      const ready = (await h.json("GET", `/v1/bulk/exports/${String(exported.body.bulk_file)}`)).body;
+      expect(ready).toMatchObject({ status: "complete", rows: 30 });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("answers with the job under way once the hold is over, and at once when the job is canceled", async () => {
+    const h = await startHarness({ bulkBatchRows: 10, bulkBatchDelayMs: 200, statusHoldMs: 50 });
+    try {
+      const answer = await post(h, rows("U", 300));
+      const first = (await h.json("GET", `/v1/bulk/results/${String(answer.bulk_file)}`)).body;
+      expect(["queued", "running"]).toContain(first.status);
+      expect(first.url).toBeNull();
+      await h.json("GET", `/v1/bulk/results/cancel/${String(answer.job_id)}`);
+      expect((await h.json("GET", `/v1/bulk/results/${String(answer.bulk_file)}`)).body.status).toBe("canceled");
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("lets a request waiting for a job that will not run answer when the service stops", async () => {
+    const h = await startHarness({ bulkBatchRows: 10, bulkBatchDelayMs: 200, statusHoldMs: 60_000 });
+    await post(h, rows("S", 300));
+    const queued = await post(h, rows("Q", 10));
+    const waiting = h.json("GET", `/v1/bulk/results/${String(queued.bulk_file)}`);
+    await waitFor(async () => (h.svc.context.waits.pending > 0 ? true : undefined), "the status request to wait");
+    await h.close();
+    // The first job stopped at a batch, the second never ran: the request answers instead of holding the stop for a minute.
+    expect((await waiting).body.status).toBe("queued");
+  });
+});
