@@ -29,6 +29,7 @@ import { journalScope, limitedFields, scopeFields, serviceActionFields, startPro
 import { startSourceIndex, type SourceIndex } from "./source-index.js";
 import { WorkDb } from "./workdb.js";
 import type { LateJournal } from "../../undo/late-journal.js";
+import { ownCopy } from "../../memory.js";
 
 function planConfig(config: FileConfig): ProductPlanConfig {
   const product = (v: FileConfig["create"] | FileConfig["update"] | FileConfig["remove"]): ProductAction | undefined =>
@@ -48,6 +49,25 @@ function planConfig(config: FileConfig): ProductPlanConfig {
  * of the garbage collector, large enough to keep lookups batched.
  */
 const PAGE = 250;
+
+/**
+ * Feed lines per record past which a page counts as sparse. A mapped record's
+ * values are slices of the decoded piece of text (32 KB) they were cut from,
+ * and keep the whole piece alive while a page holds them. A page that gathers
+ * its records from a long stretch of the feed (a diff run where one row in a
+ * hundred changed) held a piece for each of its records, long enough for the
+ * garbage collector to move them to the old generation and collect them there
+ * again and again.
+ */
+const SPARSE_LINES = 4;
+
+/** The row as a page holds it: in a sparse page, with strings of its own. */
+export function heldRow(page: readonly PlannerRow[], row: PlannerRow): PlannerRow {
+  const first = page[0];
+  if (first === undefined || row.line - first.line <= SPARSE_LINES * page.length) return row;
+  for (const field in row.values) row.values[field] = ownCopy(row.values[field] ?? "");
+  return { ...row, identifier: ownCopy(row.identifier) };
+}
 
 /**
  * One streaming pass: the scope is read while the files download (its fields
@@ -180,7 +200,7 @@ async function planProducts(
           page = [];
           return undefined;
         }
-        page.push(source ? { identifier, line, values, ignored, source } : { identifier, line, values, ignored });
+        page.push(heldRow(page, source ? { identifier, line, values, ignored, source } : { identifier, line, values, ignored }));
         if (page.length < PAGE || !current.planner) return undefined;
         const rows = page;
         page = [];
