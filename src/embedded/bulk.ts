@@ -109,12 +109,8 @@ export function registerBulk(app: FastifyInstance, ctx: ServiceContext): void {
   });
 
   app.get<{ Params: { bulkFile: string } }>("/v1/bulk/results/:bulkFile", async (request) => {
-    const read = (): BulkJob | undefined => ctx.db.prepare("SELECT * FROM bulk_jobs WHERE bulk_file = ?").get(request.params.bulkFile) as BulkJob | undefined;
-    let job = read();
-    if (job && (job.status === "queued" || job.status === "running")) {
-      await ctx.waits.wait(job.bulk_file);
-      job = read();
-    }
+    const { bulkFile } = request.params;
+    const job = await ctx.waits.latest(bulkFile, () => ctx.db.prepare("SELECT * FROM bulk_jobs WHERE bulk_file = ?").get(bulkFile) as BulkJob | undefined);
     if (!job) throw new HttpError(404, `no bulk file ${JSON.stringify(request.params.bulkFile)}: give the bulk_file of POST /v1/bulk`);
     const done = job.status === "complete" || job.status === "canceled";
     return {

@@ -25,11 +25,7 @@ export function registerExports(app: FastifyInstance, ctx: ServiceContext): void
   });
 
   app.get<{ Params: { bulkFile: string } }>("/v1/bulk/exports/:bulkFile", async (request) => {
-    let job = ctx.exports.job(request.params.bulkFile);
-    if (job && (job.status === "queued" || job.status === "running")) {
-      await ctx.waits.wait(job.bulk_file);
-      job = ctx.exports.job(request.params.bulkFile);
-    }
+    const job = await ctx.waits.latest(request.params.bulkFile, () => ctx.exports.job(request.params.bulkFile));
     if (!job) throw new HttpError(404, `no export ${JSON.stringify(request.params.bulkFile)}: give the bulk_file of POST /v1/bulk/exports`);
     return {
       result: "success",

@@ -33,6 +33,17 @@ export class JobWaits {
     });
   }
 
+  /**
+   * What `read` gives for the job `key`: at once when it has ended (or is
+   * unknown), else once it ends or the hold is over, read again then.
+   */
+  async latest<T extends { status: string }>(key: string, read: () => T | undefined): Promise<T | undefined> {
+    const now = read();
+    if (now === undefined || (now.status !== "queued" && now.status !== "running")) return now;
+    await this.wait(key);
+    return read();
+  }
+
   /** Requests waiting now. */
   get pending(): number {
     let n = 0;
