@@ -54,6 +54,16 @@ describe("RepeatFinder", () => {
     expect(existsSync(dir)).toBe(false);
   });
 
+  it("sorts every bucket in one buffer: memory past the notes stays one bucket's size, not the feed's", () => {
+    const finder = new RepeatFinder(folder(), 10);
+    // 64 buckets of about 10,000 hashes (80 KB) each: 5 MB in all.
+    for (const id of distinct(640_000)) finder.note(id);
+    const before = process.memoryUsage().arrayBuffers;
+    expect(finder.finish()).toBe(false);
+    // A buffer per bucket stays allocated until a collection: 5 MB here.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1 << 20);
+  });
+
   it("close() after a failed run leaves no files behind", () => {
     const dir = folder();
     const finder = new RepeatFinder(dir, 10);
