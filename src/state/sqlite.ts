@@ -1,4 +1,5 @@
 import path from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { ConveyorError } from "../errors.js";
 import { FolderDebugFiles } from "./debug-files.js";
@@ -257,9 +258,14 @@ export class SqliteStore implements StateStore {
     }
   }
 
-  /** One transaction; a later entry of an identifier wins (sqlite-snapshot-put.ts). */
+  /**
+   * One transaction; a later entry of an identifier wins (sqlite-snapshot-put.ts). Like every bulk write here, it
+   * ends by giving way to timers and sockets: SQLite writes without waiting, and a commit's loop of writes held the
+   * event loop for 18 s at 3M rows, the daemon's API, heartbeats and the embedded service with it.
+   */
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
     this.snapshotWriter.put(key, entries);
+    await nextTurn();
   }
 
   async snapshotDelete(key: string, identifiers: readonly string[]): Promise<void> {
@@ -267,6 +273,7 @@ export class SqliteStore implements StateStore {
     this.db.transaction(() => {
       for (const id of identifiers) stmt.run(key, id);
     })();
+    await nextTurn();
   }
 
   async snapshotCount(key: string): Promise<number> {
@@ -294,6 +301,7 @@ export class SqliteStore implements StateStore {
 
   async addLogs(account: string, records: readonly LogRecord[]): Promise<void> {
     this.logs.add(account, records);
+    await nextTurn();
   }
 
   async searchLogs(query: LogQuery): Promise<LogPage> {

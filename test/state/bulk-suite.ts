@@ -68,5 +68,24 @@ export function bulkSuite(name: string, open: () => Promise<StateStore>): void {
       const found = await store.searchLogs({ account: "demo", identifier: [unusual.identifier] });
       expect(found.logs).toEqual([unusual]);
     });
+
+    it("gives way to timers and sockets after each bulk write: a commit's loop of them never holds the event loop", async () => {
+      const record: LogRecord = {
+        id: "t-1", action: "update", channel_id: "", context: "", field_data: "", identifier: "P1", job_id: "run-turn", integration: "conveyor",
+        message: "", method: "auto", operation: "import", request_id: "", result: "success", sd_user_id: "demo",
+        timestamp: "2026-11-21 10:00:00", type: "item", instance: 0, log_level: 1, sd_acct_id: 0,
+      };
+      const writes: Record<string, () => Promise<void>> = {
+        snapshotPut: () => store.snapshotPut("turn", [{ identifier: "A", values: { h: "1" } }]),
+        snapshotDelete: () => store.snapshotDelete("turn", ["A"]),
+        addLogs: () => store.addLogs("demo", [record]),
+      };
+      for (const [name, write] of Object.entries(writes)) {
+        let ran = false;
+        setImmediate(() => (ran = true));
+        await write();
+        expect({ name, ran }).toEqual({ name, ran: true });
+      }
+    });
   });
 }
