@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createConnector } from "../../connectors/index.js";
 import { createSftpConnector } from "../../connectors/sftp.js";
 import { ConveyorError } from "../../src/errors.js";
@@ -66,6 +67,21 @@ describe("sftp host keys and private keys", () => {
 });
 
 describe("sftp connecting", () => {
+  it("sends each message at once: the connection's socket has Nagle's algorithm off", async () => {
+    const target = await sftpTarget();
+    const noDelay = vi.spyOn(net.Socket.prototype, "setNoDelay");
+    try {
+      const connector = createConnector(target.connection, capturingContext().context);
+      expect((await connector.test()).ok).toBe(true);
+      await connector.close();
+      // Small messages (a read request, a window adjustment) held back until the server acknowledges the last ones stalled downloads.
+      expect(noDelay).toHaveBeenCalledWith(true);
+    } finally {
+      noDelay.mockRestore();
+      await target.close();
+    }
+  });
+
   it("times out a server that accepts TCP but never speaks SSH, after three attempts", async () => {
     const target = await sftpTarget();
     try {
