@@ -39,4 +39,25 @@ describe("LogWriter", () => {
     await writer.flush();
     expect(calls.flat().length).toBe(n);
   });
+
+  it("hands its caller the writes under way past 20,000 waiting records: a caller that waits keeps the backlog there", async () => {
+    // Each write takes a turn of the event loop, as the SQLite store's do: a loop that never waits would outrun it.
+    const store = { addLogs: async () => new Promise<void>((resolve) => setImmediate(resolve)) } as unknown as StateStore;
+    const writer = new LogWriter(store, { runId: "r2", account: "demo", integration: "conveyor", operation: "export", type: "item" });
+    const message = { file: "a.csv" };
+    let most = 0;
+    let waits = 0;
+    for (let i = 0; i < 60_000; i++) {
+      const wait = writer.add({ action: "export", identifier: `P${i}`, result: "success", message });
+      most = Math.max(most, i + 1 - writer.written);
+      if (wait) {
+        waits++;
+        await wait;
+      }
+    }
+    await writer.flush();
+    expect(writer.written).toBe(60_000);
+    expect(waits).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(20_001);
+  });
 });

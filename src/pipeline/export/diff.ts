@@ -158,7 +158,8 @@ export class ExportSnapshot {
    * snapshot, except those whose delivery failed (a diff run sends them
    * again). A full run then drops what it did not see.
    */
-  async commit(failed: ReadonlySet<string>, onCommitted?: (identifier: string) => void): Promise<number> {
+  /** `onCommitted` may return a promise (the log writer's, when it has a backlog): the commit waits for it. */
+  async commit(failed: ReadonlySet<string>, onCommitted?: (identifier: string) => Promise<void> | undefined): Promise<number> {
     await this.close();
     const { store, key } = this.options;
     // The store stamps entries with its own clock; prune by the same clock.
@@ -173,7 +174,8 @@ export class ExportSnapshot {
         const space = line.indexOf(" ");
         const identifier = stagedIdentifier(line, space + 1);
         if (failed.has(identifier)) continue;
-        onCommitted?.(identifier);
+        const logged = onCommitted?.(identifier);
+        if (logged) await logged;
         batch.push({ identifier, values: { h: line.slice(0, space) } });
         if (batch.length >= COMMIT_BATCH) {
           await store.snapshotPut(key, batch);

@@ -82,13 +82,14 @@ export async function applyProductFiles(input: ApplyInput): Promise<ApplyResult>
           const ok = row.result === "success";
           if (ok) succeeded++;
           else result.failed.set(identifier, row.message || row.result);
-          input.logs.add({
+          const logged = input.logs.add({
             action: file.action,
             identifier,
             result: ok ? "success" : "error",
             message: ok ? { fields: file.columns } : { error: row.message || row.result },
             requestId: submitted.bulk_file,
           });
+          if (logged) await logged;
         }
       }
       // A row the result file does not mention was not confirmed: treat it as failed so the next run sends it again.

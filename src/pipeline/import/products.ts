@@ -277,10 +277,12 @@ async function planAgain(input: PassInput, files: readonly FetchedFile[], work: 
 async function reportDeferred(input: PassInput, work: WorkDb): Promise<void> {
   for (const events of work.deferred()) {
     for (const e of events) {
+      let logged: Promise<void> | undefined;
       if (e.kind === "error") {
         await input.debug.addError(e.line, e.identifier, e.message);
-        if (input.live) input.logs.add(notPlannedLog({ kind: "error", identifier: e.identifier, line: e.line ?? 0, message: e.message }));
-      } else input.logs.add({ action: "skip", identifier: e.identifier, result: "warning", message: { reason: e.message } });
+        if (input.live) logged = input.logs.add(notPlannedLog({ kind: "error", identifier: e.identifier, line: e.line ?? 0, message: e.message }));
+      } else logged = input.logs.add({ action: "skip", identifier: e.identifier, result: "warning", message: { reason: e.message } });
+      if (logged) await logged;
     }
   }
 }
