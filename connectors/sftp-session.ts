@@ -82,9 +82,8 @@ function openChannel(session: SftpSession): Promise<SFTPWrapper> {
 function connectSocket(host: string, port: number, reads: SshReadRing, ms: number, what: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host, port, onread: reads.onread });
-    // Nagle held back the small messages the server waits for (a read request, a window adjustment) until
-    // the server acknowledged the last ones: one channel from Debian's sshd on loopback read 115-372 MB/s with it,
-    // 595-634 without it.
+    // Nagle held back the small messages the server waits for (a read request, a window adjustment) until the
+    // server acknowledged the last ones, and a download stalled between them (README, bench:connectors).
     socket.setNoDelay(true);
     reads.attach(socket);
     const timer = setTimeout(() => {

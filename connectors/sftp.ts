@@ -21,9 +21,9 @@ const FAST_OPTIONS = { concurrency: 64, chunkSize: 256 * 1024 };
 export const RANGE_OPTIONS: RangeOptions = { chunkSize: 255 * 1024, bytesInFlight: 4 * 1024 * 1024, rangeSize: 8 * 1024 * 1024, writeBatch: 2 * 1024 * 1024 };
 /**
  * Channels reading one file at once from a near server. Each adds a process on
- * the server (sshd's sftp-server): from Debian's sshd on loopback, one or two
- * read 580-630 MB/s, four 430-480. Two keep a LAN at a few milliseconds' round
- * trip well past 200 MB/s.
+ * the server (sshd's sftp-server): on loopback, one or two read faster than
+ * four (README, bench:connectors), and two windows a round trip still keep a
+ * LAN at a few milliseconds busy.
  */
 export const DOWNLOAD_CHANNELS = 2;
 /** Channels for a distant server, one whose answer to a realpath took FAR_MS or more: the window caps each at about 50 MB/s at 40 ms round trip. */

@@ -45,9 +45,8 @@ const LOG_BATCH = 5000;
 /**
  * Records added and not yet written past which `add` hands its caller the
  * writes under way to wait for. A loop that logs faster than the store
- * writes (an export's commit, a record per row) held every record otherwise:
- * 380 MB at the peak of a million-row export once each store write gave the
- * event loop a turn.
+ * writes (an export's commit, a record per row) held every record otherwise,
+ * once each store write gave the event loop a turn.
  */
 const LOG_BACKLOG = 4 * LOG_BATCH;
 

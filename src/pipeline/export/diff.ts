@@ -156,9 +156,10 @@ export class ExportSnapshot {
   /**
    * Step 7, after a successful live delivery: the staged rows go into the
    * snapshot, except those whose delivery failed (a diff run sends them
-   * again). A full run then drops what it did not see.
+   * again). A full run then drops what it did not see. `onCommitted` may
+   * return a promise (the log writer's, when it has a backlog): the commit
+   * waits for it.
    */
-  /** `onCommitted` may return a promise (the log writer's, when it has a backlog): the commit waits for it. */
   async commit(failed: ReadonlySet<string>, onCommitted?: (identifier: string) => Promise<void> | undefined): Promise<number> {
     await this.close();
     const { store, key } = this.options;

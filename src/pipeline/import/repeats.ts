@@ -96,7 +96,7 @@ export class RepeatFinder {
     try {
       for (let bucket = 0; bucket < BUCKETS; bucket++) this.writeOut(bucket);
       // One buffer for every bucket: a buffer each, made in one synchronous loop, stayed allocated until a
-      // collection, some 20 MB at 3M rows and growing with the feed.
+      // collection, and their size grows with the feed.
       const scratch = new BigUint64Array(Math.max(0, ...this.written));
       for (let bucket = 0; bucket < BUCKETS; bucket++) {
         const fd = this.fds[bucket];
