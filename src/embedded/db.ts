@@ -105,3 +105,16 @@ export function metaValue(db: Db, key: string, create: () => string = () => rand
 export function sqlTime(date: Date = new Date()): string {
   return date.toISOString().slice(0, 19).replace("T", " ");
 }
+
+let stampSecond = Number.NaN;
+let stampText = "";
+
+/** sqlTime of a clock reading in milliseconds, formatted once a second: a bulk job stamps each row's item and log record. */
+export function sqlTimeAt(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== stampSecond) {
+    stampText = sqlTime(new Date(ms));
+    stampSecond = second;
+  }
+  return stampText;
+}

@@ -1,4 +1,4 @@
-import { sqlTime } from "./db.js";
+import { sqlTimeAt } from "./db.js";
 import type { ChangeSource, LogStore } from "./log-store.js";
 import { IDENTIFIER_FIELDS, type IdentifierField, type Item, type ItemStore } from "./item-store.js";
 
@@ -50,7 +50,7 @@ function decide(items: ItemStore, change: ItemChange, now: number): ItemOutcome 
   const label = `${identifier} ${JSON.stringify(value)}`;
   if (value.trim() === "") return { ok: false, guid: value, message: `the identifier ${identifier} is empty: give the item's ${identifier}` };
   const existing = items.find(identifier, value);
-  const stamp = sqlTime(new Date(now));
+  const stamp = sqlTimeAt(now);
 
   if (action === "add" || action === "start") {
     if (existing) return { ok: false, guid: existing.guid, message: `cannot ${action}: an item with ${label} already exists (use edit or relist)` };

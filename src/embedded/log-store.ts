@@ -1,5 +1,5 @@
 import type { Db } from "./db.js";
-import { sqlTime } from "./db.js";
+import { sqlTimeAt } from "./db.js";
 import type { LogRecord } from "../state/types.js";
 
 export type { LogRecord };
@@ -49,7 +49,7 @@ export class LogStore {
       integration: input.source.integration,
       instance: 0,
       request_id: input.source.requestId,
-      timestamp: sqlTime(new Date(this.now())),
+      timestamp: sqlTimeAt(this.now()),
       channel_id: "0",
       action: input.action,
       operation: `${input.type}.${input.action}`,
