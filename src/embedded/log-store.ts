@@ -36,34 +36,34 @@ export class LogStore {
     private readonly db: Db,
     private readonly now: () => number,
   ) {
+    // Positional parameters, without an object made per record: a bulk job writes a log record for every row it applies.
     this.insert = db.prepare(
       `INSERT INTO logs (identifier, context, integration, instance, request_id, timestamp, channel_id, action, operation, method, type, result, job_id, record)
-       VALUES (@identifier, @context, @integration, @instance, @request_id, @timestamp, @channel_id, @action, @operation, @method, @type, @result, @job_id, @record)`,
+       VALUES (?, ?, ?, 0, ?, ?, '0', ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
   write(input: LogInput): void {
-    const row = {
-      identifier: input.identifier,
-      context: SERVICE_CONTEXT,
-      integration: input.source.integration,
-      instance: 0,
-      request_id: input.source.requestId,
-      timestamp: sqlTimeAt(this.now()),
-      channel_id: "0",
-      action: input.action,
-      operation: `${input.type}.${input.action}`,
-      method: input.source.method,
-      type: input.type,
-      result: input.result,
-      job_id: input.source.jobId,
-    };
+    const { source } = input;
     const record = {
       field_data: JSON.stringify(input.fieldData ?? {}),
       message: JSON.stringify({ message: input.message, ...(input.details ?? {}) }),
       log_level: input.result === "success" ? 6 : 3,
     };
-    this.insert.run({ ...row, record: JSON.stringify(record) });
+    this.insert.run(
+      input.identifier,
+      SERVICE_CONTEXT,
+      source.integration,
+      source.requestId,
+      sqlTimeAt(this.now()),
+      input.action,
+      `${input.type}.${input.action}`,
+      source.method,
+      input.type,
+      input.result,
+      source.jobId,
+      JSON.stringify(record),
+    );
   }
 
   static toRecord(row: Record<string, unknown>): LogRecord {
