@@ -259,9 +259,9 @@ export class SqliteStore implements StateStore {
   }
 
   /**
-   * One transaction; a later entry of an identifier wins (sqlite-snapshot-put.ts). Like every bulk write here, it
-   * ends by giving way to timers and sockets: SQLite writes without waiting, and a commit's loop of writes held the
-   * event loop for the whole commit, the daemon's API, heartbeats and the embedded service with it.
+   * One transaction; a later entry of an identifier wins (sqlite-snapshot-put.ts). The writes a commit loops over
+   * (this, snapshotDelete, addLogs) each end by giving way to timers and sockets: SQLite writes without waiting, and
+   * such a loop held the event loop for the whole commit, the daemon's API, heartbeats and the embedded service with it.
    */
   async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
     this.snapshotWriter.put(key, entries);
