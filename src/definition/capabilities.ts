@@ -19,7 +19,8 @@ export function capabilityRules(top: Record<string, unknown>, add: Add): void {
   if (!spec) return;
   const can = (c: Capability): boolean => spec.capabilities.includes(c);
   const cannot = (c: Capability): string => `the ${spec.label} connector cannot ${c}`;
-  for (const need of DIRECTION_NEEDS[String(top.action)] ?? []) {
+  const needs = typeof top.action === "string" && Object.hasOwn(DIRECTION_NEEDS, top.action) ? DIRECTION_NEEDS[top.action] : undefined;
+  for (const need of needs ?? []) {
     if (!can(need)) add(["connection", "type"], `${cannot(need)}, which an ${String(top.action)} needs`);
   }
   if (top.action !== "import" || !Array.isArray(top.file_configs)) return;

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAutomation } from "../../src/definition/index.js";
 import { productImport } from "../definition/helpers.js";
@@ -26,5 +28,41 @@ describe("a key named after an Object method is an unknown key, never a rule", (
     const result = parseAutomation({ ...def, connection: { ...(def.connection as Record<string, unknown>), [name]: "x" } });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problems.some((p) => p.path.includes("connection"))).toBe(true);
+  });
+});
+
+/** Every path in a sample definition that holds a string, as [path, value] pairs. */
+function stringPaths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === "string") return [at];
+  if (Array.isArray(value)) return value.flatMap((v, i) => stringPaths(v, [...at, i]));
+  if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([k, v]) => stringPaths(v, [...at, k]));
+  return [];
+}
+
+function withValue(root: unknown, at: (string | number)[], value: string): unknown {
+  const copy = JSON.parse(JSON.stringify(root)) as Record<string | number, unknown>;
+  let node = copy;
+  for (const key of at.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+  node[at[at.length - 1] as string | number] = value;
+  return copy;
+}
+
+describe("a value named after an Object method is a value, never a table entry", () => {
+  // The fuzz found `"action": "toString"` reaching a table of what each direction needs from its connection.
+  const samples = readdirSync(path.join(import.meta.dirname, "..", "..", "samples"))
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => [f, JSON.parse(readFileSync(path.join(import.meta.dirname, "..", "..", "samples", f), "utf8")) as unknown] as const);
+
+  it.each(samples)("%s: every string field set to each name parses to an automation or to problems", (_file, sample) => {
+    const paths = stringPaths(sample);
+    expect(paths.length).toBeGreaterThan(3);
+    for (const at of paths) {
+      for (const name of NAMES) {
+        const raw = withValue(sample, at, name);
+        let result: ReturnType<typeof parseAutomation> | undefined;
+        expect(() => (result = parseAutomation(raw)), `${at.join(".")} = ${name}`).not.toThrow();
+        if (result && !result.ok) for (const p of result.problems) expect(p.message.length).toBeGreaterThan(0);
+      }
+    }
   });
 });

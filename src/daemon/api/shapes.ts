@@ -97,16 +97,19 @@ export function installedShape(e: Effective, pointers: Record<string, string> | 
 
 export function publishedShape(p: PublishedAutomation): Json {
   const a = p.automation;
-  const parameters: Json = {};
-  for (const param of maskedParameters(p.raw.parameters, a)) {
-    const hidden = truthyFlag(param.hidden_from_user);
-    parameters[String(param.name)] = {
-      description: typeof param.description === "string" ? param.description : "",
-      encrypted: truthyFlag(param.encrypted) ? 1 : 0,
-      hidden_from_user: hidden ? 1 : 0,
-      value: hidden || param.value === undefined || param.value === null ? null : String(param.value),
-    };
-  }
+  // fromEntries defines each name as an own key, so a parameter called "__proto__" is listed, not made the prototype.
+  const parameters: Json = Object.fromEntries(
+    maskedParameters(p.raw.parameters, a).map((param) => {
+      const hidden = truthyFlag(param.hidden_from_user);
+      const shown = {
+        description: typeof param.description === "string" ? param.description : "",
+        encrypted: truthyFlag(param.encrypted) ? 1 : 0,
+        hidden_from_user: hidden ? 1 : 0,
+        value: hidden || param.value === undefined || param.value === null ? null : String(param.value),
+      };
+      return [String(param.name), shown];
+    }),
+  );
   return {
     action: a.action,
     active: a.active,
