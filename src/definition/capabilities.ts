@@ -19,9 +19,9 @@ export function capabilityRules(top: Record<string, unknown>, add: Add): void {
   if (!spec) return;
   const can = (c: Capability): boolean => spec.capabilities.includes(c);
   const cannot = (c: Capability): string => `the ${spec.label} connector cannot ${c}`;
-  const needs = typeof top.action === "string" && Object.hasOwn(DIRECTION_NEEDS, top.action) ? DIRECTION_NEEDS[top.action] : undefined;
-  for (const need of needs ?? []) {
-    if (!can(need)) add(["connection", "type"], `${cannot(need)}, which an ${String(top.action)} needs`);
+  const action = typeof top.action === "string" && Object.hasOwn(DIRECTION_NEEDS, top.action) ? top.action : "";
+  for (const need of DIRECTION_NEEDS[action] ?? []) {
+    if (!can(need)) add(["connection", "type"], `${cannot(need)}, which an ${action} needs`);
   }
   if (top.action !== "import" || !Array.isArray(top.file_configs)) return;
   const allowed = ["keep", ...(can("delete") ? ["delete"] : []), ...(can("move") ? ["move:<folder>"] : [])].join(", ");

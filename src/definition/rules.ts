@@ -6,7 +6,7 @@ import { definitionPathProblems } from "./path-rules.js";
 import { hasPlaceholder } from "./placeholders.js";
 import { capabilityRules } from "./capabilities.js";
 import { connectionRules } from "./schema-connection.js";
-import { isRecord, type Add } from "./schema-common.js";
+import { describeValue, isRecord, type Add } from "./schema-common.js";
 import { FILE_CONFIG_KEYS_IMPORT_ONLY } from "./schema-file-config.js";
 import { EXPORT_FORMATS, IMPORT_FORMATS } from "./types.js";
 import { checkTemplateText, TEMPLATE_ALLOWED } from "../template/compile.js";
@@ -40,7 +40,7 @@ function operationRules(fc: Record<string, unknown>, type: unknown, at: (string 
     if (type === "orders" && value !== true) {
       add([...at, op], `orders take ${op}: true`, "true");
     } else if (type === "products" && value !== true && !(PRODUCT_OPERATIONS[op] as readonly unknown[]).includes(value)) {
-      add([...at, op], `"${String(value)}" is not a product ${op} action`, `${PRODUCT_OPERATIONS[op].join(", ")}, or true (= ${SAFE_PRODUCT_OPERATION[op]})`);
+      add([...at, op], `${describeValue(value)} is not a product ${op} action`, `${PRODUCT_OPERATIONS[op].join(", ")}, or true (= ${SAFE_PRODUCT_OPERATION[op]})`);
     }
   }
 }
@@ -55,7 +55,7 @@ function fieldMapRules(fc: Record<string, unknown>, action: unknown, at: (string
   if (offsets > 0 && action === "export") add([...at, "field_map"], "[start, end] offsets are for reading fixed-width files", "output column names");
   else if (offsets > 0 && offsets < values.length) add([...at, "field_map"], "mixes [start, end] offsets and column names", "all values [start, end] (fixed-width) or all names");
   else if (offsets > 0 && (fc.jsonpath === true || fc.xpath === true)) add([...at, "field_map"], "[start, end] offsets cannot be JSONPath or XPath expressions", "jsonpath/xpath off for fixed-width files");
-  else if (offsets > 0 && fc.format !== undefined && fc.format !== "fixed") add([...at, "format"], `[start, end] offsets in field_map need format "fixed", not "${String(fc.format)}"`, "fixed");
+  else if (offsets > 0 && fc.format !== undefined && fc.format !== "fixed") add([...at, "format"], `[start, end] offsets in field_map need format "fixed", not ${describeValue(fc.format)}`, "fixed");
   if (fc.format === "fixed" && action === "import" && offsets === 0 && values.length > 0) add([...at, "field_map"], "a fixed-width file is mapped with [start, end] offsets", "[start, end] per field, e.g. [0, 12]");
 }
 
@@ -64,8 +64,8 @@ const BULK_FILE_UNUSED = ["field_map", "field_run", "value_map", "value_map_defa
 function readerRules(fc: Record<string, unknown>, at: (string | number)[], add: Add): void {
   const format = fc.format;
   if (fc.jsonpath === true && fc.xpath === true) add([...at, "xpath"], "jsonpath and xpath cannot both be on", "one of them");
-  if (fc.jsonpath === true && format !== undefined && format !== "json") add([...at, "jsonpath"], `JSONPath needs format json, not ${String(format)}`, "json");
-  if (fc.xpath === true && format !== undefined && format !== "xml") add([...at, "xpath"], `XPath needs format xml, not ${String(format)}`, "xml");
+  if (fc.jsonpath === true && format !== undefined && format !== "json") add([...at, "jsonpath"], `JSONPath needs format json, not ${describeValue(format)}`, "json");
+  if (fc.xpath === true && format !== undefined && format !== "xml") add([...at, "xpath"], `XPath needs format xml, not ${describeValue(format)}`, "xml");
   if (fc.bulk_file === true && (fc.jsonpath === true || fc.xpath === true || (format !== undefined && format !== "bulk"))) {
     add([...at, "bulk_file"], "a bulk file is sent as it is: no format, jsonpath or xpath", "bulk_file alone (format bulk)");
   }
@@ -77,8 +77,8 @@ function readerRules(fc: Record<string, unknown>, at: (string | number)[], add: 
       add([...at, key], `a bulk file is sent as it is, so "${key}" would do nothing: its action column says what each row does`, "bulk_file alone, or bulk_file: 0 with field_map");
     }
   }
-  if (fc.sheet !== undefined && format !== undefined && format !== "xlsx") add([...at, "sheet"], `sheet applies to xlsx files, not ${String(format)}`);
-  if (fc.root !== undefined && format !== undefined && format !== "json" && format !== "xml") add([...at, "root"], `root applies to json and xml files, not ${String(format)}`);
+  if (fc.sheet !== undefined && format !== undefined && format !== "xlsx") add([...at, "sheet"], `sheet applies to xlsx files, not ${describeValue(format)}`);
+  if (fc.root !== undefined && format !== undefined && format !== "json" && format !== "xml") add([...at, "root"], `root applies to json and xml files, not ${describeValue(format)}`);
 }
 
 function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknown>, at: (string | number)[], add: Add): void {
@@ -96,7 +96,7 @@ function fileConfigRules(fc: Record<string, unknown>, top: Record<string, unknow
     if (fc.bulk_file === true && isRecord(top.connection) && top.connection.pointers !== undefined) {
       add([...at, "bulk_file"], "a bulk file is sent as it is, unread, so connection.pointers would never move", "bulk_file: 0 with field_map, or no pointers");
     }
-    if (fc.bulk_file === true && type !== "products") add([...at, "bulk_file"], `a service bulk file holds products, not ${String(type)}`, "bulk_file with type products");
+    if (fc.bulk_file === true && type !== "products") add([...at, "bulk_file"], `a service bulk file holds products, not ${describeValue(type)}`, "bulk_file with type products");
     if (fc.bulk_file !== true && OPERATIONS.every((op) => fc[op] === undefined)) {
       add(at, "an import needs at least one of create, update, remove", type === "orders" ? "create: true, update: true, remove: true" : "create: start|add, update: edit|relist, remove: end|delete");
     }
