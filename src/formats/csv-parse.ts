@@ -1,5 +1,6 @@
 import Papa from "papaparse";
 import { ConveyorError } from "../errors.js";
+import { CsvRecord, INCOMPLETE, IRREGULAR, recordEnd, scannable, type CsvSyntax } from "./csv-record.js";
 import type { SourceRow } from "./types.js";
 
 export interface CsvParseOptions {
@@ -35,47 +36,84 @@ function countChar(text: string, char: string, end: number): number {
 }
 
 /**
- * Streams CSV rows as string[] with the physical line each starts on. papaparse's Parser runs
- * on each decoded chunk with the unfinished last row carried over (what its streamers do), so
- * the loop stays pull-based and needs no callbacks or pausing. Never dynamicTyping: every value
- * stays text. Empty lines are skipped but counted.
+ * Streams CSV rows as CsvRecords with the physical line each starts on. The
+ * record scanner (csv-record.ts) cuts each decoded chunk into records and
+ * leaves their cells for later; from the first record it finds irregular to
+ * the end of that chunk, papaparse's Parser reads the rows (its cells at
+ * once), with the unfinished last row carried over as its streamers do. The
+ * loop stays pull-based and needs no callbacks or pausing. Never
+ * dynamicTyping: every value stays text. Empty lines are skipped but counted.
+ * `scan: false` reads with papaparse alone (the tests' reference).
  */
-export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOptions): AsyncGenerator<SourceRow[]> {
+export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOptions & { scan?: boolean }): AsyncGenerator<SourceRow[]> {
   const iterator = text[Symbol.asyncIterator]();
   let newline: Newline | null = null;
   let parser: Papa.Parser | null = null;
+  let syntax: CsvSyntax | null = null;
   let breakChar = "\n";
   let carry = "";
   let toSkip = options.skipLines;
   let line = 1;
 
-  const parse = (input: string, final: boolean): SourceRow[] => {
-    if (!parser) return [];
+  const tooLong = (input: string, cursor: number): void => {
+    if (carry.length <= MAX_RECORD_CHARS) return;
+    throw new ConveyorError(
+      "file_format",
+      `The record starting on line ${line + countChar(input, breakChar, cursor)} is longer than 16 MB: an enclosure (${options.enclosure}) is probably never closed`,
+      { hint: "Check the file around that line, or set enclosure to the quote character the file uses." },
+    );
+  };
+
+  const parse = (input: string, final: boolean, out: SourceRow[]): void => {
+    if (!parser || !syntax) return;
     const result = parser.parse(input, 0, !final) as Papa.ParseResult<string[]>;
     const cursor = final ? input.length : result.meta.cursor;
     carry = final ? "" : input.slice(cursor);
-    if (carry.length > MAX_RECORD_CHARS) {
-      throw new ConveyorError(
-        "file_format",
-        `The record starting on line ${line + countChar(input, breakChar, cursor)} is longer than 16 MB: an enclosure (${options.enclosure}) is probably never closed`,
-        { hint: "Check the file around that line, or set enclosure to the quote character the file uses." },
-      );
-    }
+    tooLong(input, cursor);
     const data = result.data;
     const errors = new Map<number, string>();
     for (const e of result.errors) if (typeof e.row === "number") errors.set(e.row, `${e.message} (${e.code})`);
     // Each row ends with one line break; when there are more breaks than rows, some sit in quoted fields.
     const plain = !final && countChar(input, breakChar, cursor) === data.length;
-    const out: SourceRow[] = [];
     for (let i = 0; i < data.length; i++) {
       const fields = data[i] ?? [];
       const start = line;
       line += 1;
       if (!plain) for (const f of fields) if (f.includes(breakChar)) line += countChar(f, breakChar, f.length);
       if (fields.length === 1 && fields[0] === "") continue;
+      const row = new CsvRecord(start, undefined, syntax, fields);
       const error = errors.get(i);
-      out.push(error === undefined ? { line: start, raw: fields } : { line: start, raw: fields, error });
+      if (error !== undefined) row.error = error;
+      out.push(row);
     }
+  };
+
+  /** The records of `input` up to the first irregular one, then papaparse's rows of the rest. */
+  const scan = (input: string, final: boolean, out: SourceRow[]): void => {
+    if (!syntax) return;
+    const empty = syntax.enclosure + syntax.enclosure;
+    const width = syntax.newline.length;
+    let at = 0;
+    while (at < input.length) {
+      const end = recordEnd(input, at, final, syntax);
+      if (end === IRREGULAR) return parse(input.slice(at), final, out);
+      if (end === INCOMPLETE) break;
+      const record = input.slice(at, end);
+      const start = line;
+      line += record.includes(breakChar) ? 1 + countChar(record, breakChar, record.length) : 1;
+      // papaparse reads both as one empty cell, which is an empty line.
+      if (record !== "" && record !== empty) out.push(new CsvRecord(start, record, syntax));
+      at = end + width;
+    }
+    carry = at >= input.length ? "" : input.slice(at);
+    // The scanned records are counted in `line` already: the carried one starts there.
+    tooLong(input, 0);
+  };
+
+  let read = options.scan === false ? parse : scan;
+  const rowsOf = (input: string, final: boolean): SourceRow[] => {
+    const out: SourceRow[] = [];
+    read(input, final, out);
     const last = out[out.length - 1];
     if (final && last && input.length > 0 && !input.endsWith(breakChar)) last.open = true;
     return out;
@@ -95,6 +133,8 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
       newline = guessNewline(chunk);
       breakChar = newline === "\r" ? "\r" : "\n";
       parser = new Papa.Parser({ delimiter: options.delimiter, quoteChar: options.enclosure, newline, header: false, dynamicTyping: false });
+      syntax = { delimiter: options.delimiter, enclosure: options.enclosure, newline };
+      if (!scannable(syntax)) read = parse;
     }
     if (toSkip > 0) {
       chunk = carry + chunk;
@@ -111,7 +151,7 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
         continue;
       }
     }
-    const rows = parse(carry + chunk, final);
+    const rows = rowsOf(carry + chunk, final);
     if (rows.length) yield rows;
     if (final) return;
   }

@@ -2,6 +2,7 @@ import { ConveyorError } from "../errors.js";
 import { RowBatches } from "./batches.js";
 import { looseKey, namedColumn } from "./columns.js";
 import { parseCsv } from "./csv-parse.js";
+import { CsvRecord } from "./csv-record.js";
 import type { Accessor, FieldRef, RecordReader, SourceRow } from "./types.js";
 
 export interface CsvReaderOptions {
@@ -52,7 +53,8 @@ export async function openCsvReader(
     accessor: (ref: FieldRef): Accessor | null => {
       const index = namedColumn(columns, ref);
       if (index === null) return null;
-      return (row) => (row.raw as string[])[index];
+      // A record not yet cut into cells gives this one cell alone: a diff run reads only the identifier of most rows.
+      return (row) => (row instanceof CsvRecord ? row.cell(index) : (row.raw as string[])[index]);
     },
     batches: (signal) => batches.batches(signal),
     close: async () => {

@@ -1,11 +1,12 @@
 /**
  * Source fingerprints (issue 28): what a snapshot entry was mapped from, so
- * that a diff run recognises an unchanged row by its raw cells, without
- * mapping it, reading its stored values or comparing them.
+ * that a diff run recognises an unchanged row by its text or its cells,
+ * without mapping it, reading its stored values or comparing them.
  *
  * A fingerprint is the hash of the mapping's definition (the file config,
  * the file's header, Conveyor's version) followed by the
- * hash of the row's raw cells. Equal fingerprints mean equal mapped records
+ * hash of the row's text (a regular CSV record) or of its raw cells (a
+ * record papaparse read). Equal fingerprints mean equal mapped records
  * only where mapping is a function of the row alone: no `service_actions`
  * (they read the service's record), no condition on the clock, a CSV row of
  * text cells. Everywhere else there is no fingerprint and rows are mapped.
@@ -15,13 +16,20 @@
 
 import { hash } from "node:crypto";
 import type { FileConfig } from "../../definition/index.js";
-import type { SourceRow } from "../../formats/index.js";
+import { CsvRecord, type SourceRow } from "../../formats/index.js";
 import type { BoundFieldMap } from "../../mapping/index.js";
 import { parseSearch, usesClock } from "../../search/index.js";
 import { packageVersion } from "../../version.js";
 
 /** Raised when the mapping code changes what a row maps to, so that no older fingerprint is trusted. */
 const SCHEME = 1;
+
+/**
+ * Put before a record's text when it is hashed. The hashed text of cells
+ * starts with a digit or NUL, never with this: a record's text and another
+ * record's cells cannot hash alike.
+ */
+const TEXT_TAG = "\u0001";
 
 /** Characters of the definition's hash at the front of every fingerprint (base64url: 72 bits). */
 export const DEFINITION_CHARS = 12;
@@ -66,7 +74,10 @@ export function sourceFingerprints(config: FileConfig, format: string, header: B
       return id === "" ? undefined : id;
     },
     of: (row) => {
-      if (row.error !== undefined || !Array.isArray(row.raw)) return undefined;
+      if (row.error !== undefined) return undefined;
+      // A regular record's text stands for its cells, so it is hashed without cutting them out.
+      if (row instanceof CsvRecord && row.text !== undefined) return definition + hash("sha1", TEXT_TAG + row.text, "base64url");
+      if (!Array.isArray(row.raw)) return undefined;
       const cells = row.raw as unknown[];
       // The lengths make the joined text stand for one list of cells only, whatever characters a cell holds.
       let lengths = "";

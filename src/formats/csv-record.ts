@@ -1,0 +1,169 @@
+/**
+ * CSV records as the file spells them (issue 28). A diff run recognises an
+ * unchanged record by the hash of its text and reads only its identifier
+ * cell, so the scanner here finds where each record ends and checks that it
+ * is regular, without cutting it into cells; a record is cut only when
+ * something asks for its cells.
+ *
+ * Regular means every field is either unquoted and free of the enclosure, or
+ * enclosed, with doubled enclosures inside and a delimiter or the line break
+ * right after the closing one. For such a record the cells are a function of
+ * its text alone, and papaparse reads the same cells from it. Anything else
+ * (a stray quote, spaces after a closing one, an enclosure never closed) is
+ * left to papaparse, whose reading of odd files the scanner does not imitate.
+ *
+ * @module
+ */
+
+import type { SourceRow } from "./types.js";
+
+/** How a file spells its records: one character each for delimiter and enclosure, and its line break. */
+export interface CsvSyntax {
+  readonly delimiter: string;
+  readonly enclosure: string;
+  readonly newline: string;
+}
+
+/** The scanner cannot tell yet: the record runs past the text at hand. */
+export const INCOMPLETE = -1;
+/** The record is not regular: papaparse reads it. */
+export const IRREGULAR = -2;
+
+/** Whether the scanner can read a file of this syntax at all: two equal characters leave every quote ambiguous. */
+export function scannable(syntax: CsvSyntax): boolean {
+  return syntax.delimiter !== syntax.enclosure;
+}
+
+/**
+ * Where the record starting at `start` ends (the index of its line break, or
+ * the text's length when `final` and the file ends without one), INCOMPLETE,
+ * or IRREGULAR.
+ */
+export function recordEnd(text: string, start: number, final: boolean, syntax: CsvSyntax): number {
+  const { delimiter, enclosure, newline } = syntax;
+  const length = text.length;
+  let pos = start;
+  // The next line break and the next enclosure at or after pos, searched again only once pos passes them.
+  let lineBreak = text.indexOf(newline, pos);
+  let quote = text.indexOf(enclosure, pos);
+  for (;;) {
+    if (quote === pos) {
+      let at = pos + 1;
+      let close: number;
+      for (;;) {
+        close = text.indexOf(enclosure, at);
+        if (close === -1) return final ? IRREGULAR : INCOMPLETE;
+        if (close + 1 === length) return final ? length : INCOMPLETE;
+        if (text[close + 1] !== enclosure) break;
+        at = close + 2;
+      }
+      const after = close + 1;
+      if (text[after] === delimiter) {
+        pos = after + 1;
+      } else if (text.startsWith(newline, after)) {
+        return after;
+      } else if (!final && newline.startsWith(text.slice(after))) {
+        return INCOMPLETE;
+      } else {
+        return IRREGULAR;
+      }
+      if (lineBreak !== -1 && lineBreak < pos) lineBreak = text.indexOf(newline, pos);
+      quote = text.indexOf(enclosure, pos);
+      continue;
+    }
+    const comma = text.indexOf(delimiter, pos);
+    const fieldEnd = comma !== -1 && (lineBreak === -1 || comma < lineBreak) ? comma : lineBreak;
+    if (fieldEnd === -1) {
+      if (!final) return INCOMPLETE;
+      return quote === -1 ? length : IRREGULAR;
+    }
+    if (quote !== -1 && quote < fieldEnd) return IRREGULAR;
+    if (fieldEnd === lineBreak) return lineBreak;
+    pos = fieldEnd + 1;
+  }
+}
+
+/** The cells of a regular record's text. */
+export function splitRecord(text: string, syntax: CsvSyntax): string[] {
+  const cells: string[] = [];
+  let pos = 0;
+  for (;;) {
+    const [cell, next] = cellFrom(text, pos, syntax);
+    cells.push(cell);
+    if (next === -1) return cells;
+    pos = next;
+  }
+}
+
+/** Cell `index` of a regular record's text, without cutting the others out. */
+export function cellOf(text: string, index: number, syntax: CsvSyntax): string | undefined {
+  let pos = 0;
+  for (let i = 0; i < index; i++) {
+    const next = skipCell(text, pos, syntax);
+    if (next === -1) return undefined;
+    pos = next;
+  }
+  return cellFrom(text, pos, syntax)[0];
+}
+
+/** The cell starting at `pos` and where the next one starts (-1 after the last). */
+function cellFrom(text: string, pos: number, syntax: CsvSyntax): [string, number] {
+  const { delimiter, enclosure } = syntax;
+  if (text[pos] === enclosure) {
+    const close = closingAt(text, pos, enclosure);
+    let cell = text.slice(pos + 1, close);
+    if (cell.includes(enclosure)) cell = cell.replaceAll(enclosure + enclosure, enclosure);
+    return [cell, close + 1 < text.length ? close + 2 : -1];
+  }
+  const comma = text.indexOf(delimiter, pos);
+  return comma === -1 ? [text.slice(pos), -1] : [text.slice(pos, comma), comma + 1];
+}
+
+function skipCell(text: string, pos: number, syntax: CsvSyntax): number {
+  if (text[pos] === syntax.enclosure) {
+    const close = closingAt(text, pos, syntax.enclosure);
+    return close + 1 < text.length ? close + 2 : -1;
+  }
+  const comma = text.indexOf(syntax.delimiter, pos);
+  return comma === -1 ? -1 : comma + 1;
+}
+
+/** The closing enclosure of the enclosed field opening at `open` (the record is regular: there is one). */
+function closingAt(text: string, open: number, enclosure: string): number {
+  let close = text.indexOf(enclosure, open + 1);
+  while (close !== -1 && text[close + 1] === enclosure) close = text.indexOf(enclosure, close + 2);
+  return close === -1 ? text.length : close;
+}
+
+/**
+ * A regular record: its text, and its cells once something reads them. The
+ * rows papaparse read (the irregular ones and what follows them in their
+ * piece of the file) come with their cells and no text.
+ */
+export class CsvRecord implements SourceRow {
+  error?: string;
+  open?: boolean;
+  entry?: string;
+  private cells: string[] | undefined;
+
+  constructor(
+    public line: number,
+    /** The record as the file spells it, line break excluded; undefined for a row papaparse read. */
+    readonly text: string | undefined,
+    private readonly syntax: CsvSyntax,
+    cells?: string[],
+  ) {
+    this.cells = cells;
+  }
+
+  get raw(): string[] {
+    this.cells ??= splitRecord(this.text ?? "", this.syntax);
+    return this.cells;
+  }
+
+  /** Cell `index`, cutting out only that one while the record's cells are not needed. */
+  cell(index: number): string | undefined {
+    if (this.cells !== undefined || this.text === undefined) return this.raw[index];
+    return cellOf(this.text, index, this.syntax);
+  }
+}
