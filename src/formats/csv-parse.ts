@@ -1,6 +1,6 @@
 import Papa from "papaparse";
 import { ConveyorError } from "../errors.js";
-import { CsvRecord, INCOMPLETE, IRREGULAR, recordEnd, scannable, type CsvSyntax } from "./csv-record.js";
+import { CsvRecord, INCOMPLETE, IRREGULAR, RecordScanner, scannable, type CsvSyntax } from "./csv-record.js";
 import type { SourceRow } from "./types.js";
 
 export interface CsvParseOptions {
@@ -93,9 +93,10 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
     if (!syntax) return;
     const empty = syntax.enclosure + syntax.enclosure;
     const width = syntax.newline.length;
+    const scanner = new RecordScanner(input, final, syntax);
     let at = 0;
     while (at < input.length) {
-      const end = recordEnd(input, at, final, syntax);
+      const end = scanner.end(at);
       if (end === IRREGULAR) return parse(input.slice(at), final, out);
       if (end === INCOMPLETE) break;
       const record = input.slice(at, end);

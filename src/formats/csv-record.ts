@@ -35,51 +35,79 @@ export function scannable(syntax: CsvSyntax): boolean {
 }
 
 /**
- * Where the record starting at `start` ends (the index of its line break, or
- * the text's length when `final` and the file ends without one), INCOMPLETE,
- * or IRREGULAR.
+ * Finds the records of one piece of text. The next enclosure and delimiter
+ * are remembered across records: searched afresh from each record, a file
+ * with no quotes (or one column) would have the rest of the piece searched
+ * once per record.
  */
-export function recordEnd(text: string, start: number, final: boolean, syntax: CsvSyntax): number {
-  const { delimiter, enclosure, newline } = syntax;
-  const length = text.length;
-  let pos = start;
-  // The next line break and the next enclosure at or after pos, searched again only once pos passes them.
-  let lineBreak = text.indexOf(newline, pos);
-  let quote = text.indexOf(enclosure, pos);
-  for (;;) {
-    if (quote === pos) {
-      let at = pos + 1;
-      let close: number;
-      for (;;) {
-        close = text.indexOf(enclosure, at);
-        if (close === -1) return final ? IRREGULAR : INCOMPLETE;
-        if (close + 1 === length) return final ? length : INCOMPLETE;
-        if (text[close + 1] !== enclosure) break;
-        at = close + 2;
+export class RecordScanner {
+  private quote = -2;
+  private comma = -2;
+
+  constructor(
+    private readonly text: string,
+    private readonly final: boolean,
+    private readonly syntax: CsvSyntax,
+  ) {}
+
+  /**
+   * Where the record starting at `start` ends (the index of its line break,
+   * or the text's length when `final` and the file ends without one),
+   * INCOMPLETE, or IRREGULAR.
+   */
+  end(start: number): number {
+    const { text, final } = this;
+    const { delimiter, enclosure, newline } = this.syntax;
+    const length = text.length;
+    let pos = start;
+    // The next line break at or after pos, searched again only once pos passes it.
+    let lineBreak = text.indexOf(newline, pos);
+    for (;;) {
+      const quote = this.nextQuote(pos);
+      if (quote === pos) {
+        let at = pos + 1;
+        let close: number;
+        for (;;) {
+          close = text.indexOf(enclosure, at);
+          if (close === -1) return final ? IRREGULAR : INCOMPLETE;
+          if (close + 1 === length) return final ? length : INCOMPLETE;
+          if (text[close + 1] !== enclosure) break;
+          at = close + 2;
+        }
+        const after = close + 1;
+        if (text[after] === delimiter) {
+          pos = after + 1;
+        } else if (text.startsWith(newline, after)) {
+          return after;
+        } else if (!final && newline.startsWith(text.slice(after))) {
+          return INCOMPLETE;
+        } else {
+          return IRREGULAR;
+        }
+        if (lineBreak !== -1 && lineBreak < pos) lineBreak = text.indexOf(newline, pos);
+        continue;
       }
-      const after = close + 1;
-      if (text[after] === delimiter) {
-        pos = after + 1;
-      } else if (text.startsWith(newline, after)) {
-        return after;
-      } else if (!final && newline.startsWith(text.slice(after))) {
-        return INCOMPLETE;
-      } else {
-        return IRREGULAR;
+      const comma = this.nextComma(pos);
+      const fieldEnd = comma !== -1 && (lineBreak === -1 || comma < lineBreak) ? comma : lineBreak;
+      if (fieldEnd === -1) {
+        if (!final) return INCOMPLETE;
+        return quote === -1 ? length : IRREGULAR;
       }
-      if (lineBreak !== -1 && lineBreak < pos) lineBreak = text.indexOf(newline, pos);
-      quote = text.indexOf(enclosure, pos);
-      continue;
+      if (quote !== -1 && quote < fieldEnd) return IRREGULAR;
+      if (fieldEnd === lineBreak) return lineBreak;
+      pos = fieldEnd + 1;
     }
-    const comma = text.indexOf(delimiter, pos);
-    const fieldEnd = comma !== -1 && (lineBreak === -1 || comma < lineBreak) ? comma : lineBreak;
-    if (fieldEnd === -1) {
-      if (!final) return INCOMPLETE;
-      return quote === -1 ? length : IRREGULAR;
-    }
-    if (quote !== -1 && quote < fieldEnd) return IRREGULAR;
-    if (fieldEnd === lineBreak) return lineBreak;
-    pos = fieldEnd + 1;
+  }
+
+  /** The first enclosure at or after `pos` (-1: none), given that pos never goes back. */
+  private nextQuote(pos: number): number {
+    if (this.quote !== -1 && this.quote < pos) this.quote = this.text.indexOf(this.syntax.enclosure, pos);
+    return this.quote;
+  }
+
+  private nextComma(pos: number): number {
+    if (this.comma !== -1 && this.comma < pos) this.comma = this.text.indexOf(this.syntax.delimiter, pos);
+    return this.comma;
   }
 }
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../src/formats/csv-parse.js";
-import { CsvRecord, IRREGULAR, recordEnd, type CsvSyntax } from "../../src/formats/csv-record.js";
+import { CsvRecord, IRREGULAR, RecordScanner, type CsvSyntax } from "../../src/formats/csv-record.js";
 import type { SourceRow } from "../../src/formats/index.js";
 
 /** What a reader's consumers see of a row: its line, cells, parse problem and whether the file ends inside it. */
@@ -83,7 +83,7 @@ describe("the CSV record scanner", () => {
         fc.property(regularText(syntax), (text) => {
           const full: CsvSyntax = { ...syntax, newline: "\n" };
           const first = text.split(/\r\n|\r|\n/)[0] ?? "";
-          const end = recordEnd(first, 0, true, full);
+          const end = new RecordScanner(first, true, full).end(0);
           if (end === IRREGULAR) return;
           const record = new CsvRecord(1, first.slice(0, end), full);
           const lone = [0, 1, 2, 3, 4, 5].map((i) => record.cell(i));
