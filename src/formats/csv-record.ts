@@ -116,8 +116,8 @@ export function splitRecord(text: string, syntax: CsvSyntax): string[] {
   const cells: string[] = [];
   let pos = 0;
   for (;;) {
-    const [cell, next] = cellFrom(text, pos, syntax);
-    cells.push(cell);
+    const next = skipCell(text, pos, syntax);
+    cells.push(cellBetween(text, pos, next, syntax));
     if (next === -1) return cells;
     pos = next;
   }
@@ -131,20 +131,16 @@ export function cellOf(text: string, index: number, syntax: CsvSyntax): string |
     if (next === -1) return undefined;
     pos = next;
   }
-  return cellFrom(text, pos, syntax)[0];
+  return cellBetween(text, pos, skipCell(text, pos, syntax), syntax);
 }
 
-/** The cell starting at `pos` and where the next one starts (-1 after the last). */
-function cellFrom(text: string, pos: number, syntax: CsvSyntax): [string, number] {
-  const { delimiter, enclosure } = syntax;
-  if (text[pos] === enclosure) {
-    const close = closingAt(text, pos, enclosure);
-    let cell = text.slice(pos + 1, close);
-    if (cell.includes(enclosure)) cell = cell.replaceAll(enclosure + enclosure, enclosure);
-    return [cell, close + 1 < text.length ? close + 2 : -1];
-  }
-  const comma = text.indexOf(delimiter, pos);
-  return comma === -1 ? [text.slice(pos), -1] : [text.slice(pos, comma), comma + 1];
+/** The value of the cell starting at `pos`, whose next one starts at `next` (-1 after the last). */
+function cellBetween(text: string, pos: number, next: number, syntax: CsvSyntax): string {
+  const end = next === -1 ? text.length : next - 1;
+  if (text[pos] !== syntax.enclosure) return text.slice(pos, end);
+  const { enclosure } = syntax;
+  const cell = text.slice(pos + 1, end - 1);
+  return cell.includes(enclosure) ? cell.replaceAll(enclosure + enclosure, enclosure) : cell;
 }
 
 function skipCell(text: string, pos: number, syntax: CsvSyntax): number {
