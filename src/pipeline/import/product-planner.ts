@@ -123,11 +123,11 @@ export class ProductPlanner {
    * the snapshot's text) and is counted here; it is not mapped. Returns a
    * SETTLED code per row.
    */
-  async settle(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>, definition: string): Promise<Uint8Array> {
+  async settle(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>): Promise<Uint8Array> {
     const { o } = this;
     const codes = new Uint8Array(identifiers.length);
     if (!o.diff || o.scopeSize === 0 || o.plan.update === undefined || o.plan.liveDiff !== undefined || this.mapper.hasServiceActions) return codes;
-    const found = await this.sourceMatches(identifiers, fingerprints, definition);
+    const found = await this.sourceMatches(identifiers, fingerprints);
     // Index loops, not entries(): this runs for nearly every row of a diff run, and each entry is an allocation.
     const matched: string[] = [];
     const matchedAt: number[] = [];
@@ -152,7 +152,7 @@ export class ProductPlanner {
   }
 
   /** What the snapshot's fingerprint says of each row: from the run's source index, and the store for what the index cannot tell. */
-  private async sourceMatches(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>, definition: string): Promise<Uint8Array> {
+  private async sourceMatches(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>): Promise<Uint8Array> {
     const { o } = this;
     const index = o.sources ? await o.sources : null;
     const found = new Uint8Array(identifiers.length);
@@ -160,14 +160,14 @@ export class ProductPlanner {
     for (let i = 0; i < identifiers.length; i++) {
       const id = identifiers[i];
       if (id === undefined) continue;
-      found[i] = index ? index.match(id, fingerprints[i] ?? "", definition) : SOURCE.unknown;
+      found[i] = index ? index.match(id, fingerprints[i] ?? "") : SOURCE.unknown;
       if (found[i] === SOURCE.unknown) ask.push(id);
     }
     if (ask.length === 0) return found;
     const stored = await o.store.snapshotSources(o.snapshotKey, ask);
     for (let i = 0; i < identifiers.length; i++) {
       const id = identifiers[i];
-      if (id !== undefined && found[i] === SOURCE.unknown) found[i] = sourceMatch(stored.get(id), fingerprints[i] ?? "", definition);
+      if (id !== undefined && found[i] === SOURCE.unknown) found[i] = sourceMatch(stored.get(id), fingerprints[i] ?? "");
     }
     return found;
   }

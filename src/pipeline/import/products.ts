@@ -178,10 +178,10 @@ async function planProducts(
     },
     fingerprints: input.live || input.diff,
     sink: {
-      settle: async (identifiers, fingerprints, definition) => {
+      settle: async (identifiers, fingerprints) => {
         const planner = current.planner;
         if (repeated || !planner) return new Uint8Array(identifiers.length);
-        const codes = await planner.settle(identifiers, fingerprints, definition);
+        const codes = await planner.settle(identifiers, fingerprints);
         for (let i = 0; i < identifiers.length; i++) {
           const id = identifiers[i];
           // Planning stops at a repeated identifier, as it does for a mapped record; the second read maps every row.

@@ -40,7 +40,7 @@ export interface MappedSink {
    * (undefined where a row has none): a SETTLED code per row. An `unchanged`
    * row is counted by the sink and not mapped; the others are mapped.
    */
-  settle?(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>, definition: string): Promise<Uint8Array>;
+  settle?(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>): Promise<Uint8Array>;
   /**
    * A record the feed names but that is not planned: dropped by a skip rule, or its row failed
    * after its identifier was mapped. It is still in the feed, so `remove` must not take it away,
@@ -201,7 +201,7 @@ async function settle(input: ReadInput, batch: readonly SourceRow[], from: numbe
   const fingerprints = rows.map((row) => sources.of(row));
   if (!input.sink.settle) return { from, fingerprints, codes: null };
   const ids = rows.map((row, i) => (fingerprints[i] === undefined ? undefined : sources.identifier(row)));
-  return { from, fingerprints, codes: await input.sink.settle(ids, fingerprints, sources.definition) };
+  return { from, fingerprints, codes: await input.sink.settle(ids, fingerprints) };
 }
 
 /** A file that cannot be read names itself: a run may read several. */

@@ -21,23 +21,18 @@ import type { BoundFieldMap } from "../../mapping/index.js";
 import { parseSearch, usesClock } from "../../search/index.js";
 import { packageVersion } from "../../version.js";
 
-/** Raised when the mapping code changes what a row maps to, so that no older fingerprint is trusted. */
-const SCHEME = 1;
-
 /**
- * Put before a record's text when it is hashed. The hashed text of cells
- * starts with a digit or NUL, never with this: a record's text and another
- * record's cells cannot hash alike.
+ * Raised when the mapping code changes what a row maps to, or what a row's
+ * hash is taken of, so that no older fingerprint is trusted (2: a regular
+ * record's text, no longer only its cells).
  */
-const TEXT_TAG = "\u0001";
+const SCHEME = 2;
 
 /** Characters of the definition's hash at the front of every fingerprint (base64url: 72 bits). */
 export const DEFINITION_CHARS = 12;
 
 /** What a file's rows are fingerprinted by, once its header is checked. */
 export interface SourceFingerprints {
-  /** The definition's part, shared by every fingerprint of this file. */
-  readonly definition: string;
   /** The identifier as the mapper will read it (trimmed), or undefined when the row has none. */
   identifier(row: SourceRow): string | undefined;
   /** The row's fingerprint, or undefined for a row that must be mapped (a parse problem, cells that are not text). */
@@ -61,14 +56,14 @@ export function sourceFingerprints(config: FileConfig, format: string, header: B
   const at = header.fields.indexOf(config.identifier);
   const read = header.getters[at];
   if (at < 0 || read === undefined) return null;
-  const definition = hash(
-    "sha1",
-    // The whole file config, not a list of the keys mapping reads today: a key added later cannot be missed.
-    JSON.stringify([SCHEME, packageVersion(), config, header.columns]),
-    "base64url",
-  ).slice(0, DEFINITION_CHARS);
+  // The whole file config, not a list of the keys mapping reads today: a key added later cannot be missed.
+  const definition = (hashed: "text" | "cells"): string => hash("sha1", JSON.stringify([SCHEME, packageVersion(), config, header.columns, hashed]), "base64url").slice(0, DEFINITION_CHARS);
+  // A record hashed by its text and the same record hashed by its cells (papaparse read it) differ in their
+  // definition part: moving from one kind to the other is a new definition, and its fingerprint is stored
+  // again, where a different hash under the same definition would say the cells changed.
+  const byText = definition("text");
+  const byCells = definition("cells");
   return {
-    definition,
     identifier: (row) => {
       const id = read(row)?.trim();
       return id === "" ? undefined : id;
@@ -76,7 +71,7 @@ export function sourceFingerprints(config: FileConfig, format: string, header: B
     of: (row) => {
       if (row.error !== undefined) return undefined;
       // A regular record's text stands for its cells, so it is hashed without cutting them out.
-      if (row instanceof CsvRecord && row.text !== undefined) return definition + hash("sha1", TEXT_TAG + row.text, "base64url");
+      if (row instanceof CsvRecord && row.text !== undefined) return byText + hash("sha1", row.text, "base64url");
       if (!Array.isArray(row.raw)) return undefined;
       const cells = row.raw as unknown[];
       // The lengths make the joined text stand for one list of cells only, whatever characters a cell holds.
@@ -85,7 +80,7 @@ export function sourceFingerprints(config: FileConfig, format: string, header: B
         if (typeof cell !== "string") return undefined;
         lengths += `${cell.length},`;
       }
-      return definition + hash("sha1", `${lengths}\u0000${cells.join("")}`, "base64url");
+      return byCells + hash("sha1", `${lengths}\u0000${cells.join("")}`, "base64url");
     },
   };
 }

@@ -74,14 +74,16 @@ function hashId(id: string): number {
 }
 
 /** The same answer from a snapshot entry's fingerprint as the store gives it (undefined: no entry, or one without a fingerprint). */
-export function sourceMatch(stored: string | undefined, fingerprint: string, definition: string): SourceMatch {
-  if (stored === undefined || !stored.startsWith(definition)) return SOURCE.none;
+export function sourceMatch(stored: string | undefined, fingerprint: string): SourceMatch {
+  if (stored === undefined || !stored.startsWith(fingerprint.slice(0, DEFINITION_CHARS))) return SOURCE.none;
   return stored === fingerprint ? SOURCE.equal : SOURCE.current;
 }
 
 export class SourceIndex {
   private readonly slots: Uint32Array;
   private readonly definitions = new Map<string, number>();
+  private lastDefinition = "\u0000";
+  private lastIndex: number | undefined = undefined;
   /** False when the read was cut short or met more entries than counted: then the store answers every lookup. */
   private complete = true;
   /** True when the snapshot holds more than MAX_ENTRIES: an identifier not in the table may still be in the store. */
@@ -153,6 +155,15 @@ export class SourceIndex {
     slots[at + 2] = low;
   }
 
+  /** The index of a row fingerprint's definition part; the last one is kept, as a file's rows share one or two. */
+  private definitionOf(fingerprint: string): number | undefined {
+    if (this.lastDefinition.length !== DEFINITION_CHARS || !fingerprint.startsWith(this.lastDefinition)) {
+      this.lastDefinition = fingerprint.slice(0, DEFINITION_CHARS);
+      this.lastIndex = this.definitionIndex(this.lastDefinition, false);
+    }
+    return this.lastIndex;
+  }
+
   private definitionIndex(definition: string, add: boolean): number | undefined {
     const known = this.definitions.get(definition);
     if (known !== undefined || !add || this.definitions.size >= MAX_DEFINITIONS) return known;
@@ -161,8 +172,8 @@ export class SourceIndex {
     return index;
   }
 
-  /** `fingerprint` is a row's, made by sourceFingerprints under `definition`. */
-  match(id: string, fingerprint: string, definition: string): SourceMatch {
+  /** `fingerprint` is a row's, made by sourceFingerprints: its definition part is compared with the entry's. */
+  match(id: string, fingerprint: string): SourceMatch {
     if (!this.complete) return SOURCE.unknown;
     const at = this.slot(hashId(id));
     const word = this.slots[at + 1] ?? EMPTY;
@@ -170,7 +181,7 @@ export class SourceIndex {
     if (kind === EMPTY) return this.partial ? SOURCE.unknown : SOURCE.none;
     if (kind === NO_SOURCE) return SOURCE.none;
     if (kind === AMBIGUOUS) return SOURCE.unknown;
-    if (kind !== this.definitionIndex(definition, false)) return SOURCE.none;
+    if (kind !== this.definitionOf(fingerprint)) return SOURCE.none;
     const equal = (word & HIGH_MASK) === bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) && this.slots[at + 2] === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
     return equal ? SOURCE.equal : SOURCE.current;
   }

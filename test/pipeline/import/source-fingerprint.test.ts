@@ -148,6 +148,37 @@ describe.each(STATES)("source fingerprints with %s state", (_state, stateEnv) =>
     expect(again.requests.write).toBe(1);
   });
 
+  it("rows papaparse reads after an irregular record settle too, and a record that changes how it is read is stored again", async () => {
+    // Row 100's note holds a bare quote: that record and the rest of the file are read by papaparse, by their cells.
+    const feed = (rows: Row[], fixed: boolean): string => csv(HEADER, rows).replace("QUOTE-MARK", fixed ? '"5"" screen"' : '5" screen');
+    const rows = base().map((r, i) => (i === 100 ? [r[0] ?? "", r[1] ?? "", r[2] ?? "", "QUOTE-MARK"] : r));
+    const automation = fast.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
+    fast.writeFeed("feed.csv", feed(rows, false));
+    expect((await fast.run(automation)).counts).toMatchObject({ create: N });
+    const counter = settledCounter();
+    expect((await fast.run(automation, { diff: true })).counts).toMatchObject({ update: 0, unchanged: N });
+    expect(counter.count()).toBe(N);
+
+    // A stock changed before the irregular record (read by its text) and one after it (read by its cells).
+    const changed = rows.map((r, i) => (i === 10 || i === 200 ? [r[0] ?? "", r[1] ?? "", "77", r[3] ?? ""] : r));
+    fast.writeFeed("feed.csv", feed(changed, false));
+    const run = await fast.run(automation, { diff: true });
+    expect(run.counts).toMatchObject({ update: 2, unchanged: N - 2 });
+    expect(counter.count()).toBe(2 * N - 2);
+    expect([fast.items().get("F0010")?.stock, fast.items().get("F0200")?.stock]).toEqual(["77", "77"]);
+
+    // The quote now enclosed: the same cells, every record read by its text. The records past row 100 change how
+    // they are hashed, so they are mapped (and found unchanged) once, and their fingerprints stored again.
+    fast.writeFeed("feed.csv", feed(changed, true));
+    const fixedRun = await fast.run(automation, { diff: true });
+    expect(fixedRun.counts).toMatchObject({ update: 0, unchanged: N });
+    expect(counter.count()).toBe(3 * N - 2 - (N - 100));
+    const again = await fast.run(automation, { diff: true });
+    expect(again.counts).toMatchObject({ update: 0, unchanged: N });
+    expect(counter.count()).toBe(4 * N - 2 - (N - 100));
+    counter.restore();
+  });
+
   it("a changed definition never reuses a fingerprint", async () => {
     const automation = fast.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
     fast.writeFeed("feed.csv", csv(HEADER, base()));

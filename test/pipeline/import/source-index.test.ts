@@ -48,16 +48,16 @@ describe("source index", () => {
     const index = await SourceIndex.load(store, "k", () => false);
     for (const e of entries.slice(0, 3000)) {
       const n = Number(e.identifier.slice(1));
-      for (const row of [fp(DEF, n), fp(DEF, n + 1), fp(OTHER, n)]) expect(index.match(e.identifier, row, row.slice(0, 12))).toBe(sourceMatch(e.source ?? undefined, row, row.slice(0, 12)));
+      for (const row of [fp(DEF, n), fp(DEF, n + 1), fp(OTHER, n)]) expect(index.match(e.identifier, row)).toBe(sourceMatch(e.source ?? undefined, row));
     }
-    expect(index.match("G1", fp(DEF, 1), DEF)).toBe(SOURCE.equal);
-    expect(index.match("G1", fp(DEF, 3), DEF)).toBe(SOURCE.current);
-    expect(index.match("G0", fp(DEF, 0), DEF)).toBe(SOURCE.none);
-    expect(index.match("NOSRC", fp(DEF, 0), DEF)).toBe(SOURCE.none);
-    expect(index.match("NEW", fp(DEF, 0), DEF)).toBe(SOURCE.none);
-    expect(index.match("OLD", fp(DEF, 0), DEF)).toBe(SOURCE.unknown);
-    expect(index.match(a, fp(DEF, 1), DEF)).toBe(SOURCE.unknown);
-    expect(index.match(b, fp(DEF, 2), DEF)).toBe(SOURCE.unknown);
+    expect(index.match("G1", fp(DEF, 1))).toBe(SOURCE.equal);
+    expect(index.match("G1", fp(DEF, 3))).toBe(SOURCE.current);
+    expect(index.match("G0", fp(DEF, 0))).toBe(SOURCE.none);
+    expect(index.match("NOSRC", fp(DEF, 0))).toBe(SOURCE.none);
+    expect(index.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
+    expect(index.match("OLD", fp(DEF, 0))).toBe(SOURCE.unknown);
+    expect(index.match(a, fp(DEF, 1))).toBe(SOURCE.unknown);
+    expect(index.match(b, fp(DEF, 2))).toBe(SOURCE.unknown);
   });
 
   it("compares both parts of the row hash it keeps, under any of its definitions", async () => {
@@ -69,38 +69,38 @@ describe("source index", () => {
     const swap = (text: string, at: number): string => text.slice(0, at) + (text[at] === "A" ? "B" : "A") + text.slice(at + 1);
     defs.forEach((d, i) => {
       const row = fp(d, i);
-      expect(index.match(`G${i}`, row, d)).toBe(SOURCE.equal);
+      expect(index.match(`G${i}`, row)).toBe(SOURCE.equal);
       // One character of the first kept part (beside the definition's index), then of the second.
-      expect(index.match(`G${i}`, swap(row, 12), d)).toBe(SOURCE.current);
-      expect(index.match(`G${i}`, swap(row, 15), d)).toBe(SOURCE.current);
-      expect(index.match(`G${i}`, swap(row, 16), d)).toBe(SOURCE.current);
-      expect(index.match(`G${i}`, swap(row, 20), d)).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 12))).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 15))).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 16))).toBe(SOURCE.current);
+      expect(index.match(`G${i}`, swap(row, 20))).toBe(SOURCE.current);
       const other = defs[(i + 1) % defs.length] ?? d;
-      expect(index.match(`G${i}`, fp(other, i), other)).toBe(SOURCE.none);
+      expect(index.match(`G${i}`, fp(other, i))).toBe(SOURCE.none);
     });
   });
 
   it("gives way to the store when its read is stopped", async () => {
     await store.snapshotPut("k", [{ identifier: "A", values: {}, source: fp(DEF, 1) }]);
     const index = await SourceIndex.load(store, "k", () => true);
-    expect(index.match("A", fp(DEF, 1), DEF)).toBe(SOURCE.unknown);
+    expect(index.match("A", fp(DEF, 1))).toBe(SOURCE.unknown);
     const empty = await SourceIndex.load(store, "none", () => false);
-    expect(empty.match("A", fp(DEF, 1), DEF)).toBe(SOURCE.none);
+    expect(empty.match("A", fp(DEF, 1))).toBe(SOURCE.none);
   });
 
   it("holds at most its limit of entries and leaves the identifiers past it to the store", async () => {
     const entries: SnapshotEntry[] = Array.from({ length: 50 }, (_, i) => ({ identifier: `G${String(i).padStart(2, "0")}`, values: {}, source: fp(DEF, i) }));
     await store.snapshotPut("k", entries);
     const index = await SourceIndex.load(store, "k", () => false, 20);
-    const answers = entries.map((e, i) => index.match(e.identifier, fp(DEF, i), DEF));
+    const answers = entries.map((e, i) => index.match(e.identifier, fp(DEF, i)));
     // Pages come in identifier order: the first twenty are in the table, the rest unknown to it.
     expect(answers.slice(0, 20)).toEqual(Array(20).fill(SOURCE.equal));
     expect(answers.slice(20)).toEqual(Array(30).fill(SOURCE.unknown));
-    expect(index.match("NEW", fp(DEF, 0), DEF)).toBe(SOURCE.unknown);
-    expect(index.match("G00", fp(DEF, 1), DEF)).toBe(SOURCE.current);
+    expect(index.match("NEW", fp(DEF, 0))).toBe(SOURCE.unknown);
+    expect(index.match("G00", fp(DEF, 1))).toBe(SOURCE.current);
     const exact = await SourceIndex.load(store, "k", () => false, 50);
-    expect(exact.match("NEW", fp(DEF, 0), DEF)).toBe(SOURCE.none);
-    expect(exact.match("G49", fp(DEF, 49), DEF)).toBe(SOURCE.equal);
+    expect(exact.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
+    expect(exact.match("G49", fp(DEF, 49))).toBe(SOURCE.equal);
   });
 
   it("is read only for a diff run whose rows can be settled", async () => {
