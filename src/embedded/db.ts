@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import { privateDir, privateSqlite } from "../state/private-files.js";
+import { ITEMS_SCHEMA, upgradeItems } from "./item-table.js";
 import { WEBHOOK_SCHEMA } from "./webhook-store.js";
 
 export type Db = Database.Database;
@@ -14,13 +15,7 @@ export type Db = Database.Database;
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  guid TEXT NOT NULL UNIQUE,
-  sku TEXT NOT NULL DEFAULT '',
-  fields TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS items_sku ON items(sku);
+${ITEMS_SCHEMA}
 CREATE TABLE IF NOT EXISTS orders (
   oid INTEGER PRIMARY KEY AUTOINCREMENT,
   ord TEXT NOT NULL,
@@ -79,6 +74,7 @@ export function openDb(paths: ServicePaths): Db {
   db.pragma("busy_timeout = 5000");
   db.exec(SCHEMA);
   db.exec(WEBHOOK_SCHEMA);
+  upgradeItems(db);
   // A data folder from before bulk jobs kept their integration.
   const columns = db.prepare("SELECT name FROM pragma_table_info('bulk_jobs')").pluck().all() as string[];
   if (!columns.includes("integration")) db.exec("ALTER TABLE bulk_jobs ADD COLUMN integration TEXT NOT NULL DEFAULT ''");

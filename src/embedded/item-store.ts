@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Db } from "./db.js";
+import { CELL_FIELDS, cellColumn } from "./item-table.js";
 
 /** An item: a flat record of string fields; `id`, `guid` and `sku` are always present. */
 export type Item = Record<string, string> & { id: string; guid: string; sku: string };
@@ -13,6 +14,9 @@ export const SORTABLE_ITEM_FIELDS = [
   "brand", "style", "date", "dateupdated", "status", "state", "category",
 ] as const;
 const NUMERIC_SORT = new Set(["id", "stock", "price", "mediacount", "size"]);
+
+/** A row's own columns: the cell columns repeat what `fields` holds. */
+const ROW = "id, guid, sku, fields";
 
 interface Row {
   id: number;
@@ -30,7 +34,7 @@ function toItem(row: Row): Item {
   return item;
 }
 
-/** Past about a dozen fields SQLite's reads of each item's JSON cost more than one JSON.parse of it. */
+/** Past about a dozen fields SQLite's reads of each item's JSON cost more than one JSON.parse of it (identifiers and cells are columns). */
 const FIELD_SCAN_COLUMNS = 8;
 
 function isIdentifier(column: string): boolean {
@@ -52,9 +56,9 @@ export class ItemStore {
   private readonly deleteRow;
 
   constructor(private readonly db: Db) {
-    this.byId = db.prepare("SELECT * FROM items WHERE id = ?");
-    this.byGuid = db.prepare("SELECT * FROM items WHERE guid = ?");
-    this.bySku = db.prepare("SELECT * FROM items WHERE sku = ? ORDER BY id LIMIT 1");
+    this.byId = db.prepare(`SELECT ${ROW} FROM items WHERE id = ?`);
+    this.byGuid = db.prepare(`SELECT ${ROW} FROM items WHERE guid = ?`);
+    this.bySku = db.prepare(`SELECT ${ROW} FROM items WHERE sku = ? ORDER BY id LIMIT 1`);
     this.insertRow = db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)");
     this.updateRow = db.prepare("UPDATE items SET guid = ?, sku = ?, fields = ? WHERE id = ?");
     this.deleteRow = db.prepare("DELETE FROM items WHERE id = ?");
@@ -92,7 +96,7 @@ export class ItemStore {
    * was most of what a million-item export cost.
    */
   async *scan(batch = 1000): AsyncGenerator<Item[]> {
-    const page = this.db.prepare("SELECT * FROM items WHERE id > ? ORDER BY id LIMIT ?");
+    const page = this.db.prepare(`SELECT ${ROW} FROM items WHERE id > ? ORDER BY id LIMIT ?`);
     let last = 0;
     for (;;) {
       const rows = page.all(last, batch) as Row[];
@@ -129,17 +133,19 @@ export class ItemStore {
   /**
    * The named fields of every item in id order, as cells in the order asked,
    * without parsing each item's JSON in JavaScript: SQLite reads the few
-   * fields a scope read asks for. Item fields are strings; an item holding
+   * fields a scope read asks for, stock and price from their cell columns
+   * (item-table.ts) without parsing the JSON. Item fields are strings; an item holding
    * another JSON scalar there (a number, true) is parsed whole, so that each
    * cell reads as `String(item[field] ?? "")` does. Null for a field name a
    * JSON path cannot spell, or for more fields than
    * pay off this way.
    */
   scanFields(columns: readonly string[], batch = 2000): AsyncGenerator<string[][]> | null {
-    if (columns.length > FIELD_SCAN_COLUMNS || columns.some((c) => /["\\]/.test(c))) return null;
+    const read = columns.filter((c) => !isIdentifier(c) && !CELL_FIELDS.has(c));
+    if (read.length > FIELD_SCAN_COLUMNS || read.some((c) => /["\\]/.test(c))) return null;
     // A literal path in the SQL (quotes doubled): the statement is prepared once per export.
     const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
-    const cells = columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : `fields ->> ${path(c)}`));
+    const cells = columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : CELL_FIELDS.has(c) ? cellColumn(c) : `fields ->> ${path(c)}`));
     const page = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
     return this.fieldPages(page, columns, batch);
   }
@@ -185,7 +191,7 @@ export class ItemStore {
     const column = field === "id" || field === "guid" || field === "sku" ? field : `json_extract(fields, '$.${field.replace(/[^a-z0-9_]/gi, "")}')`;
     const key = NUMERIC_SORT.has(field) ? `CAST(${column} AS REAL)` : `${column} COLLATE NOCASE`;
     const dir = descending ? "DESC" : "ASC";
-    const rows = this.db.prepare(`SELECT * FROM items ORDER BY ${key} ${dir}, id ${dir} LIMIT ? OFFSET ?`).iterate(limit, offset) as IterableIterator<Row>;
+    const rows = this.db.prepare(`SELECT ${ROW} FROM items ORDER BY ${key} ${dir}, id ${dir} LIMIT ? OFFSET ?`).iterate(limit, offset) as IterableIterator<Row>;
     for (const row of rows) yield toItem(row);
   }
 }

@@ -1,33 +1,74 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { ItemStore } from "../../src/embedded/item-store.js";
+import { ITEMS_SCHEMA, upgradeItems } from "../../src/embedded/item-table.js";
+
+/** The items table as a data folder from before the cell columns held it. */
+const OLD_ITEMS = "CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT NOT NULL UNIQUE, sku TEXT NOT NULL DEFAULT '', fields TEXT NOT NULL); CREATE INDEX items_sku ON items(sku);";
+
+async function cells(store: ItemStore, columns: string[]): Promise<{ expected: string[][]; got: string[][] }> {
+  const expected: string[][] = [];
+  for await (const page of store.scan()) for (const item of page) expected.push(columns.map((c) => String(item[c] ?? "")));
+  const fields = store.scanFields(columns);
+  if (!fields) throw new Error("no field scan for these columns");
+  const got: string[][] = [];
+  for await (const page of fields) got.push(...page);
+  return { expected, got };
+}
 
 /** ItemStore.scanFields reads fields out of each item's JSON in SQLite: each cell as a scan of the parsed item gives it. */
 describe("embedded item store: named fields of every item", () => {
   it("gives each cell as String(item[field] ?? \"\"), a value of another JSON type included", async () => {
     const db = new Database(":memory:");
-    db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT NOT NULL UNIQUE, sku TEXT NOT NULL, fields TEXT NOT NULL)");
+    db.exec(ITEMS_SCHEMA);
     const store = new ItemStore(db);
-    for (let i = 1; i <= 2500; i++) store.insert({ id: "", guid: `G${i}`, sku: `S${i}`, title: `T, "${i}"`, "it's": `q${i}`, blank: "" });
+    for (let i = 1; i <= 2500; i++) store.insert({ id: "", guid: `G${i}`, sku: `S${i}`, title: `T, "${i}"`, "it's": `q${i}`, blank: "", stock: String(i % 7), ...(i % 5 ? { price: `${i}.50` } : {}) });
     // Not what the service writes, but what a hand-edited database may hold.
-    db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)").run("ODD", "S0", JSON.stringify({ title: 12.5, "it's": true, blank: null }));
+    db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)").run("ODD", "S0", JSON.stringify({ title: 12.5, "it's": true, blank: null, stock: 1e21, price: false }));
     // JSON.stringify escapes a lone surrogate; SQLite would decode it into other text than JSON.parse gives.
-    store.insert({ id: "", guid: "LONE", sku: "S00", title: "lone \ud800 half", "it's": "pair 🚀", blank: "" });
+    store.insert({ id: "", guid: "LONE", sku: "S00", title: "lone \ud800 half", "it's": "pair 🚀", blank: "", stock: "\udc00", price: "" });
     // U+FFFD of its own is what SQLite's decoding of a lone surrogate reads as: the item is parsed whole, to the same text.
-    store.insert({ id: "", guid: "FFFD", sku: "S000", title: "replaced \uFFFD char", "it's": "x", blank: "" });
-    const columns = ["guid", "title", "it's", "blank", "missing", "id", "sku"];
-    const expected: string[][] = [];
-    for await (const page of store.scan()) for (const item of page) expected.push(columns.map((c) => String(item[c] ?? "")));
-    const fields = store.scanFields(columns);
-    if (!fields) throw new Error("no field scan for these columns");
-    const got: string[][] = [];
-    for await (const page of fields) got.push(...page);
+    store.insert({ id: "", guid: "FFFD", sku: "S000", title: "replaced \uFFFD char", "it's": "x", blank: "", stock: "\uFFFD", price: "0.1" });
+    // The JSON written by hand after the cells were stored: SQLite stores them again.
+    db.prepare("UPDATE items SET fields = ? WHERE guid = 'G7'").run(JSON.stringify({ title: "edited", stock: "99" }));
+    const columns = ["guid", "title", "it's", "blank", "missing", "id", "sku", "stock", "price"];
+    const { expected, got } = await cells(store, columns);
     expect(got).toEqual(expected);
-    expect(got.at(-3)).toEqual(["ODD", "12.5", "true", "", "", "2501", "S0"]);
-    expect(got.at(-2)).toEqual(["LONE", "lone \ud800 half", "pair 🚀", "", "", "2502", "S00"]);
-    expect(got.at(-1)).toEqual(["FFFD", "replaced \uFFFD char", "x", "", "", "2503", "S000"]);
+    expect(got[6]).toEqual(["G7", "edited", "", "", "", "7", "S7", "99", ""]);
+    expect(got.at(-3)).toEqual(["ODD", "12.5", "true", "", "", "2501", "S0", "1e+21", "false"]);
+    expect(got.at(-2)).toEqual(["LONE", "lone \ud800 half", "pair 🚀", "", "", "2502", "S00", "\udc00", ""]);
+    expect(got.at(-1)).toEqual(["FFFD", "replaced \uFFFD char", "x", "", "", "2503", "S000", "\uFFFD", "0.1"]);
+    // The cells alone, as a scope read asks for them, read no JSON.
+    expect((await cells(store, ["guid", "stock", "price"])).got).toEqual(expected.map((row) => [row[0], row[7], row[8]]));
     expect(store.scanFields(['a"b'])).toBeNull();
     expect(store.scanFields(Array.from({ length: 20 }, (_, i) => `f${i}`))).toBeNull();
+    db.close();
+  });
+});
+
+describe("embedded items table: a data folder from before the cell columns", () => {
+  it("is copied once into the table with cells, ids and the id counter kept", async () => {
+    const db = new Database(":memory:");
+    db.exec(OLD_ITEMS);
+    const insert = db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)");
+    for (let i = 1; i <= 30; i++) insert.run(`G${i}`, `S${i}`, JSON.stringify({ title: `T${i}`, stock: String(i), price: i % 2 ? `${i}.5` : 3 }));
+    // The newest ids deleted: AUTOINCREMENT never gives them again, after the upgrade neither.
+    db.exec("DELETE FROM items WHERE id > 25");
+    const before: string[][] = [];
+    for await (const page of new ItemStore(db).scan()) for (const item of page) before.push(["guid", "stock", "price", "title", "id"].map((c) => String(item[c] ?? "")));
+    upgradeItems(db);
+    const columns = db.prepare("SELECT name FROM pragma_table_xinfo('items')").pluck().all();
+    expect(columns).toEqual(["id", "guid", "sku", "fields", "stock_cell", "price_cell"]);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items' AND sql IS NOT NULL").pluck().all()).toEqual(["items_sku"]);
+    const store = new ItemStore(db);
+    const { expected, got } = await cells(store, ["guid", "stock", "price", "title", "id"]);
+    expect(expected).toEqual(before);
+    expect(got).toEqual(before);
+    expect(got[1]).toEqual(["G2", "2", "3", "T2", "2"]);
+    expect(store.insert({ id: "", guid: "NEW", sku: "N" }).id).toBe("31");
+    // Opened again: nothing to do.
+    upgradeItems(db);
+    expect(store.count()).toBe(26);
     db.close();
   });
 });
