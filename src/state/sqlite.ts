@@ -245,7 +245,7 @@ export class SqliteStore implements StateStore {
     return out;
   }
 
-  async *snapshotSourcePages(key: string, pageSize = 10_000): AsyncGenerator<Array<[string, string | null]>> {
+  async *snapshotSourcePages(key: string, pageSize = 1000): AsyncGenerator<Array<[string, string | null]>> {
     // Keyset pages along the primary key: no statement stays open while the caller awaits between pages.
     const page = this.db.prepare("SELECT identifier, source FROM snapshots WHERE key = ? AND identifier > ? ORDER BY identifier LIMIT ?").raw();
     let after = "";
