@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { DebugFiles } from "../../../src/pipeline/debug-files.js";
 import { csv, openHarness, type Harness } from "../harness.js";
 
 /** Whole product imports against the embedded service over HTTP, on the service's local storage. */
@@ -53,6 +54,40 @@ describe("product import run", () => {
     expect(sent[0]).toBe("action,guid,stock");
     expect(sent.slice(1)).toEqual(Array.from({ length: 10 }, (_, k) => `edit,P${String(k * 100).padStart(5, "0")},999`));
     expect(h.items().get("P00100")?.stock).toBe("999");
+  });
+
+  it("a debug run reads the file while it keeps its copy, and fails when the copy cannot be kept", { timeout: 20_000 }, async () => {
+    h.writeFeed("feed-1.csv", csv(HEADER, catalogue(120)));
+    const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
+    const addSource = DebugFiles.prototype.addSource;
+    const notePlan = DebugFiles.prototype.notePlan;
+    // The copy waits until the plan is made: a pass that waited for the copy would never make it.
+    let planned = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (planned = resolve));
+    const plan = vi.spyOn(DebugFiles.prototype, "notePlan").mockImplementation(function (this: DebugFiles) {
+      planned();
+      notePlan.call(this);
+    });
+    const copy = vi.spyOn(DebugFiles.prototype, "addSource").mockImplementation(async function (this: DebugFiles, localPath, name) {
+      await gate;
+      return addSource.call(this, localPath, name);
+    });
+    try {
+      const debug = await h.run(automation, { mode: "debug" });
+      expect(debug.outcome).toBe("success");
+      expect(debug.debug_files).toContain("source/feed-1.csv");
+      copy.mockImplementation(async () => {
+        await gate;
+        throw new Error("no space left on the device");
+      });
+      const failed = await h.run(automation, { mode: "debug" });
+      expect(failed.outcome).toBe("failed");
+      expect(failed.counts.rows).toBe(120);
+      expect(JSON.stringify(failed.error)).toContain("no space left on the device");
+    } finally {
+      plan.mockRestore();
+      copy.mockRestore();
+    }
   });
 
   it("a debug run writes nothing, and its bulk files are what the live run sends", async () => {
