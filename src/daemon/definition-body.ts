@@ -15,6 +15,18 @@ function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/**
+ * A parameter's name (or a value shown as text) from a body as sent: any
+ * JSON at all. `String()` throws on an object whose `toString` is no
+ * function (`{"name": {"toString": 1}}` answered 500), so what is not text,
+ * a number or a boolean is named by its JSON.
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  return value === undefined ? "undefined" : (JSON.stringify(value) ?? "");
+}
+
 /** Parameters as an array; published files may key them by name (seed 2.2), which becomes the same array. */
 export function parameterList(value: unknown): Json[] {
   if (Array.isArray(value)) return value.filter(isObject);
@@ -40,10 +52,10 @@ export function flagProblems(value: unknown, path: string): Problem[] {
 
 /** Parameters: masked values take the stored value; encrypted ones are encrypted. */
 export function sealParameters(parameters: unknown, previous: unknown, key: Buffer): Json[] {
-  const before = new Map(parameterList(previous).map((p) => [String(p.name), p]));
+  const before = new Map(parameterList(previous).map((p) => [textOf(p.name), p]));
   return parameterList(parameters).map((p) => {
     const out = { ...p };
-    const old = before.get(String(p.name));
+    const old = before.get(textOf(p.name));
     if (out.value === MASK && old) out.value = old.value;
     if (truthyFlag(out.encrypted) && typeof out.value === "string" && out.value !== "" && !isEncrypted(out.value)) {
       out.value = encryptValue(out.value, key);
@@ -121,9 +133,9 @@ export function withParameter(parameters: unknown, name: string, change: { value
  * Parameters the installer did not set keep the publisher's value.
  */
 export function installedDefinition(published: Json, install: Json): Json {
-  const values = new Map(parameterList(install.parameters).map((p) => [String(p.name), p]));
+  const values = new Map(parameterList(install.parameters).map((p) => [textOf(p.name), p]));
   const parameters = parameterList(published.parameters).map((p) => {
-    const mine = values.get(String(p.name));
+    const mine = values.get(textOf(p.name));
     if (!mine) return { ...p };
     return { ...p, value: mine.value ?? null, encrypted: truthyFlag(p.encrypted) || truthyFlag(mine.encrypted) };
   });

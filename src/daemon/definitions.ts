@@ -2,7 +2,7 @@ import { parseAutomation, type Automation, type Problem } from "../definition/in
 import { ConveyorError } from "../errors.js";
 import { describeProblem } from "../definition/index.js";
 import type { Catalogue, PublishedAutomation } from "./catalogue.js";
-import { flagProblems, installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, truthyFlag, withParameter } from "./definition-body.js";
+import { flagProblems, installedDefinition, mergePatch, parameterList, sealDefinition, sealParameters, textOf, truthyFlag, withParameter } from "./definition-body.js";
 import type { AutomationKind, DefinitionStore, StoredAutomation } from "./definitions-store.js";
 import { feedingParameters, openSecrets, sealSecrets } from "./secret-fields.js";
 import { definitionVersion, toSchedulable, type SchedulableAutomation } from "./types.js";
@@ -116,7 +116,7 @@ export class DefinitionService {
     if (encrypted.length > 0) throw invalid(encrypted);
     if (kind === "installed") {
       const published = this.publishedOf(stored);
-      const names = parameterList(published.raw.parameters).map((p) => String(p.name));
+      const names = parameterList(published.raw.parameters).map((p) => textOf(p.name));
       if (!names.includes(name)) throw new ConveyorError("not_found", `the automation has no parameter "${name}"; its parameters: ${names.join(", ") || "(none)"}`);
     }
     const parameters = sealParameters(withParameter(stored.body.parameters, name, { value: body.value, encrypted: body.encrypted }), stored.body.parameters, this.key);
@@ -163,7 +163,7 @@ export class DefinitionService {
     for (const k of ["schedule", "timezone"]) if (typeof patch[k] === "string") next[k] = patch[k];
     if (patch.parameters !== undefined) {
       let parameters: unknown = stored.body.parameters;
-      for (const p of parameterList(patch.parameters)) parameters = withParameter(parameters, String(p.name), { value: p.value, encrypted: p.encrypted });
+      for (const p of parameterList(patch.parameters)) parameters = withParameter(parameters, textOf(p.name), { value: p.value, encrypted: p.encrypted });
       next.parameters = sealParameters(parameters, stored.body.parameters, this.key);
     }
     this.validate(installedDefinition(published.raw, next));
@@ -222,7 +222,7 @@ export class DefinitionService {
   private installParameterProblems(parameters: unknown, published: PublishedAutomation | undefined): Problem[] {
     if (parameters === undefined) return [];
     if (!Array.isArray(parameters)) return [{ path: "parameters", message: "must be an array of {encrypted, name, value}" }];
-    const names = published ? parameterList(published.raw.parameters).map((p) => String(p.name)) : null;
+    const names = published ? parameterList(published.raw.parameters).map((p) => textOf(p.name)) : null;
     const problems: Problem[] = [];
     parameters.forEach((p: unknown, i) => {
       if (!isObject(p)) return problems.push({ path: `parameters[${i}]`, message: "must be an object {encrypted, name, value}" });

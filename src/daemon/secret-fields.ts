@@ -1,5 +1,6 @@
 import { decryptValue, encryptValue, findPlaceholders, isEncrypted } from "../definition/index.js";
 import { isSecretHeader, isSecretKey, MASK, registerSecret, registerUrlSecrets } from "../secrets.js";
+import { textOf } from "./definition-body.js";
 
 /**
  * Connection secrets at rest: what the API masks as secret is stored sealed
@@ -84,7 +85,7 @@ function sealText(text: string, key: Buffer): string {
 
 /** Parameters as an array or keyed by name (seed 2.2), kept in the shape they came in. */
 function mapParameters(parameters: unknown, fn: (p: Json, name: string) => Json): unknown {
-  if (Array.isArray(parameters)) return parameters.map((p: unknown) => (isObject(p) ? fn(p, String(p.name)) : p));
+  if (Array.isArray(parameters)) return parameters.map((p: unknown) => (isObject(p) ? fn(p, textOf(p.name)) : p));
   if (isObject(parameters)) return Object.fromEntries(Object.entries(parameters).map(([name, p]) => [name, isObject(p) ? fn(p, name) : p]));
   return parameters;
 }

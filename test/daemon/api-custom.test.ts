@@ -85,6 +85,15 @@ describe.each(["sqlite", "postgres"] as const)("daemon API on %s", (kind) => {
       expect(Object.values(failed).every((f) => f.code === 1)).toBe(true);
     });
 
+    it("answers a parameter named by an object that cannot be made text with 400, not 500", async () => {
+      // String() throws on an object whose toString is no function; the fuzz of the daemon API found it.
+      for (const name of [{ toString: "x", valueOf: "y" }, { toString: {} }]) {
+        const res = await t.request("POST", "/v3/automations/custom", stockDefinition({ name: "Odd parameter", active: false, parameters: [{ name, value: "x" }] }));
+        expect(res.status).toBe(400);
+        expect(JSON.stringify(res.body)).toContain("parameters");
+      }
+    });
+
     it("reports a template that does not compile with its field, line and column", async () => {
       const definition = { ...stockDefinition({ name: "Feed", action: "export" }), file_configs: [{ name: "feed.xml", field_map: { sku: "sku" }, template: "<feed>\n{% for p in data %}<i>{{ p.sku|nope }}</i>{% endfor %}\n</feed>" }] };
       const res = await t.request("POST", "/v3/automations/custom", definition);

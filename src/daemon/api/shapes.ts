@@ -2,7 +2,7 @@ import { isEncrypted, maskAutomation, type Automation } from "../../definition/i
 import { isSecretHeader, MASK, maskDeep } from "../../secrets.js";
 import type { AutomationStatus } from "../../state/index.js";
 import type { PublishedAutomation } from "../catalogue.js";
-import { connectionFiller, parameterList, truthyFlag } from "../definition-body.js";
+import { connectionFiller, parameterList, textOf, truthyFlag } from "../definition-body.js";
 import type { Effective } from "../definitions.js";
 import { withPointers } from "./pointer-patch.js";
 
@@ -34,7 +34,7 @@ function secretParameters(automation: Automation): Set<string> {
 export function maskedParameters(raw: unknown, automation: Automation): Json[] {
   const secret = secretParameters(automation);
   return parameterList(raw).map((p) => {
-    const hide = (secret.has(String(p.name)) || truthyFlag(p.encrypted)) && p.value !== null && p.value !== "" && p.value !== undefined;
+    const hide = (secret.has(textOf(p.name)) || truthyFlag(p.encrypted)) && p.value !== null && p.value !== "" && p.value !== undefined;
     return maskEncrypted(maskDeep(hide ? { ...p, value: MASK } : p)) as Json;
   });
 }
@@ -87,10 +87,10 @@ export function customFetched(e: Effective, pointers: Record<string, string> | n
 /** Installed parameters: `encrypted` as a number, hidden ones left out, secret values masked. */
 /** The seed's installed shape; an automation that keeps pointers also shows them, in `metadata`. */
 export function installedShape(e: Effective, pointers: Record<string, string> | null = null): Json {
-  const hidden = new Set(parameterList(e.published?.raw.parameters).filter((p) => truthyFlag(p.hidden_from_user)).map((p) => String(p.name)));
+  const hidden = new Set(parameterList(e.published?.raw.parameters).filter((p) => truthyFlag(p.hidden_from_user)).map((p) => textOf(p.name)));
   const parameters = maskedParameters(e.raw.parameters, e.automation)
-    .filter((p) => !hidden.has(String(p.name)))
-    .map((p) => ({ description: typeof p.description === "string" ? p.description : "", encrypted: truthyFlag(p.encrypted) ? 1 : 0, name: String(p.name), value: p.value === undefined || p.value === null ? null : String(p.value) }));
+    .filter((p) => !hidden.has(textOf(p.name)))
+    .map((p) => ({ description: typeof p.description === "string" ? p.description : "", encrypted: truthyFlag(p.encrypted) ? 1 : 0, name: textOf(p.name), value: p.value === undefined || p.value === null ? null : textOf(p.value) }));
   const shown = { ...common(e), created: e.stored.created, id: String(e.stored.id), last_modified: e.stored.lastModified, parameters, shared_id: e.stored.sharedId };
   return pointers === null ? shown : { ...shown, metadata: maskDeep(withPointers(e.automation.metadata, pointers)) };
 }
