@@ -57,7 +57,10 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
           const entry: RunFile = { name: f.remote.name, size: f.size, sha256: "", modified: f.remote.modified ? f.remote.modified.toISOString() : null };
           recorder.addFile(entry);
           hashes.push(f.sha256.then((sha256) => (entry.sha256 = sha256)));
-          copies.push(ctx.debug.addSource(f.localPath, f.remote.name));
+          const copy = ctx.debug.addSource(f.localPath, f.remote.name);
+          // Seen by the finally below; until then a failed copy must not count as unhandled.
+          copy.catch(() => undefined);
+          copies.push(copy);
         }
         return fetched;
       });

@@ -76,8 +76,8 @@ describe("product import run", () => {
       const debug = await h.run(automation, { mode: "debug" });
       expect(debug.outcome).toBe("success");
       expect(debug.debug_files).toContain("source/feed-1.csv");
+      // Failing at once, while the pass still reads: the run waits for the pass, then fails.
       copy.mockImplementation(async () => {
-        await gate;
         throw new Error("no space left on the device");
       });
       const failed = await h.run(automation, { mode: "debug" });
