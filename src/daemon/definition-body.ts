@@ -16,10 +16,10 @@ function isObject(value: unknown): value is Json {
 }
 
 /**
- * A parameter's name (or a value shown as text) from a body as sent: any
- * JSON at all. `String()` throws on an object whose `toString` is no
- * function (`{"name": {"toString": 1}}` answered 500), so what is not text,
- * a number or a boolean is named by its JSON.
+ * A parameter's name (or a value shown as text) from a body as sent, which
+ * may hold whatever JSON allows. `String()` throws on an object whose
+ * `toString` is no function (`{"name": {"toString": 1}}` answered 500), so
+ * what is not text, a number or a boolean is named by its JSON.
  */
 export function textOf(value: unknown): string {
   if (typeof value === "string") return value;

@@ -134,11 +134,11 @@ export class ItemStore {
    * The named fields of every item in id order, as cells in the order asked,
    * without parsing each item's JSON in JavaScript: SQLite reads the few
    * fields a scope read asks for, stock and price from their cell columns
-   * (item-table.ts) without parsing the JSON. Item fields are strings; an item holding
-   * another JSON scalar there (a number, true) is parsed whole, so that each
-   * cell reads as `String(item[field] ?? "")` does. Null for a field name a
-   * JSON path cannot spell, or for more fields than
-   * pay off this way.
+   * (item-table.ts) without parsing the JSON. Item fields are strings; an
+   * item holding another JSON scalar there (a number, true) is parsed whole,
+   * so that each cell reads as `String(item[field] ?? "")` does. Null for a
+   * field name a JSON path cannot spell, or for more JSON fields than pay off
+   * this way.
    */
   scanFields(columns: readonly string[], batch = 2000): AsyncGenerator<string[][]> | null {
     const read = columns.filter((c) => !isIdentifier(c) && !CELL_FIELDS.has(c));
