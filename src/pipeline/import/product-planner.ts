@@ -18,6 +18,7 @@ import { ChangeTally } from "./change-guard.js";
 import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import { SETTLED, type RowSource } from "./read.js";
 import { SOURCE, sourceMatch, type SourceIndex } from "./source-index.js";
+import { ScopeWait } from "./scope-wait.js";
 import type { WorkDb } from "./workdb.js";
 import type { SnapshotEntry } from "../../state/index.js";
 
@@ -43,8 +44,8 @@ export interface PlannerOptions {
   snapshotKey: string;
   diff: boolean;
   live: boolean;
-  /** Records in scope; with none, no row is looked up. */
-  scopeSize: number;
+  /** The scope read, under way or done: its records, counted. With none in scope, no row is looked up. */
+  scope: Promise<number>;
   /** Removal is configured: the scope records the feed mentions are marked. */
   markSeen: boolean;
   /** A diff run's snapshot fingerprints, read while the files download; without it the store is asked batch by batch. */
@@ -62,18 +63,76 @@ export class ProductPlanner {
   rowErrors = 0;
   removals = 0;
   readonly changes: ChangeTally;
+  /**
+   * Rows settled before the scope was in, whose records the scope then
+   * lacked (deleted from the service, or no longer found by its search):
+   * they were not mapped, so they are read again and planned once the feed is.
+   */
+  readonly vanished = new Set<string>();
+  private readonly wait: ScopeWait;
 
   constructor(
     private readonly o: PlannerOptions,
     public mapper: ImportMapper<SourceRow>,
   ) {
     this.changes = new ChangeTally(o.changeLimits.limits, o.changeLimits.fields);
+    this.wait = new ScopeWait(o.scope);
   }
 
-  async page(rows: readonly PlannerRow[]): Promise<void> {
+  /**
+   * Plans a page of mapped records. Until the scope is in, the page is held
+   * (planning needs the records' values in the service), up to a limit.
+   */
+  async page(rows: PlannerRow[]): Promise<void> {
+    this.wait.check();
+    if (this.wait.size === null) {
+      this.wait.hold(rows);
+      if (this.wait.full) await this.scopeIn();
+      return;
+    }
+    if (this.wait.holding) await this.scopeIn();
+    await this.planPage(rows);
+  }
+
+  /** A record the feed names without planning it (skipped, or its row failed): never a removal candidate. */
+  mention(identifier: string): void {
+    if (!this.o.markSeen) return;
+    if (this.wait.size === null) this.wait.mention(identifier);
+    else if (this.wait.size > 0) this.o.work.markMentioned(identifier);
+  }
+
+  /**
+   * Waits for the scope read, then takes up what waited for it: the rows
+   * settled meanwhile are checked against the scope in bulk (counted
+   * unchanged, marked as mentioned, or noted as vanished), the held pages
+   * planned in file order. Returns the number of records in scope.
+   */
+  async scopeIn(): Promise<number> {
+    const size = await this.wait.read;
+    const { lists, pages, mentioned } = this.wait.take();
+    for (const { list, count } of lists) this.confirm(list, count, size);
+    if (size > 0) for (const id of mentioned) this.o.work.markMentioned(id);
+    for (const rows of pages) await this.planPage(rows);
+    return size;
+  }
+
+  /** Rows settled by their fingerprints before the scope was in: unchanged where the scope has their records. */
+  private confirm(list: string, count: number, size: number): void {
+    const found = size === 0 ? new Uint8Array(count) : this.o.work.scopeHasList(list, count, this.o.markSeen);
+    let missing = false;
+    for (let k = 0; k < count; k++) {
+      if (found[k] === 1) this.counts.unchanged += 1;
+      else missing = true;
+    }
+    if (!missing) return;
+    const ids = JSON.parse(list) as string[];
+    for (let k = 0; k < count; k++) if (found[k] !== 1) this.vanished.add(ids[k] ?? "");
+  }
+
+  private async planPage(rows: readonly PlannerRow[]): Promise<void> {
     const { o, mapper } = this;
     const ids = rows.map((r) => r.identifier);
-    const scope = o.scopeSize > 0 ? o.work.scopeLookup(ids, o.markSeen) : NOTHING;
+    const scope = (this.wait.size ?? 0) > 0 ? o.work.scopeLookup(ids, o.markSeen) : NOTHING;
     const snapshot = o.diff ? await o.store.snapshotText(o.snapshotKey, ids) : NO_TEXT;
     // Without live diff, a record in scope whose values are the snapshot's text is unchanged: no parse, no compare, no commit.
     const textEqualMeansUnchanged = o.plan.update !== undefined && o.plan.liveDiff === undefined;
@@ -121,12 +180,14 @@ export class ProductPlanner {
    * mapped: a row whose fingerprint is its snapshot entry's and whose record
    * is in scope is unchanged (what the plan finds of a mapped record equal to
    * the snapshot's text) and is counted here; it is not mapped. Returns a
-   * SETTLED code per row.
+   * SETTLED code per row. Before the scope is in, a row whose fingerprint
+   * matches is settled all the same, and checked against the scope once it is.
    */
   async settle(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>): Promise<Uint8Array> {
     const { o } = this;
     const codes = new Uint8Array(identifiers.length);
-    if (!o.diff || o.scopeSize === 0 || o.plan.update === undefined || o.plan.liveDiff !== undefined || this.mapper.hasServiceActions) return codes;
+    if (!o.diff || this.wait.size === 0 || o.plan.update === undefined || o.plan.liveDiff !== undefined || this.mapper.hasServiceActions) return codes;
+    this.wait.check();
     const found = await this.sourceMatches(identifiers, fingerprints);
     // Index loops, not entries(): this runs for nearly every row of a diff run, and each entry is an allocation.
     const matched: string[] = [];
@@ -141,6 +202,13 @@ export class ProductPlanner {
       // The snapshot's fingerprint is of this definition: a row that differs differs in its cells, and is mapped.
       if (found[i] !== SOURCE.none) codes[i] = SETTLED.current;
     }
+    if (this.wait.size === null) {
+      for (const at of matchedAt) codes[at] = SETTLED.unchanged;
+      this.wait.settle(matched);
+      if (this.wait.full) await this.scopeIn();
+      return codes;
+    }
+    if (this.wait.holding) await this.scopeIn();
     const inScope = o.work.scopeHas(matched, o.markSeen);
     for (let k = 0; k < matchedAt.length; k++) {
       const at = matchedAt[k];

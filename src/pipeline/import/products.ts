@@ -1,6 +1,6 @@
 /**
  * The product strategy of an import pass: the scope is read while the
- * files download, then the feed is read, mapped and planned page by page.
+ * files download and the feed is read, mapped and planned page by page.
  * The plan is computed whole, bulk files included, before the driver's
  * guards look at it; a debug run stops after the guards.
  *
@@ -19,11 +19,11 @@ import type { FetchedFile } from "./fetch.js";
 import { OpWriter } from "../output/op-writer.js";
 import { mappedPlaces } from "./failure-lines.js";
 import { notPlannedLog } from "../logs.js";
-import type { PassInput, PassPlan, PassStrategy } from "./pass-driver.js";
+import { reportRowError, type PassInput, type PassPlan, type PassStrategy } from "./pass-driver.js";
 import type { ProductAction } from "../planned-op.js";
 import type { ProductPlanConfig } from "./plan.js";
 import { ProductPlanner, type OpSink, type PlannerOptions, type PlannerRow } from "./product-planner.js";
-import { QUIET_DEBUG, readAndMap, SETTLED } from "./read.js";
+import { QUIET_DEBUG, readAndMap, SETTLED, type NotPlanned } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
 import { journalScope, limitedFields, scopeFields, serviceActionFields, startProductScope, type ScopeRead } from "./scope.js";
 import { startSourceIndex, type SourceIndex } from "./source-index.js";
@@ -70,10 +70,12 @@ export function heldRow(page: readonly PlannerRow[], row: PlannerRow): PlannerRo
 }
 
 /**
- * One streaming pass: the scope is read while the files download (its fields
- * come from the definition), the first header is checked, then each page of
- * mapped records is planned and written as the feed is read, with no copy
- * of the feed in the work database. The identifiers seen go to a
+ * One streaming pass: the scope is read while the files download and the
+ * feed is read (its fields come from the definition), the first header is
+ * checked, then each page of mapped records is planned and written as the
+ * feed is read, with no copy of the feed in the work database; until the
+ * scope is in, the planner settles rows by fingerprint and holds pages
+ * (scope-wait.ts). The identifiers seen go to a
  * RepeatFinder (a fixed-size hash set, then files); a feed that repeats one
  * (the last row wins, in its later position) is read a second time through
  * the work database, which settles every duplicate exactly.
@@ -146,14 +148,13 @@ async function planProducts(
 ): Promise<{ plan: PassPlan; bulkFiles: BulkFile[] }> {
   const { config } = input;
   const output = out.sink;
-  const options = (scopeSize: number): PlannerOptions => ({ ...plannerOptions(input, plan, work, output, scopeSize, limited), sources });
   const files = await input.files;
   input.onStage?.("read", 0);
   // What a run without the undo journal reads of the scope: only those fields may be dropped as `same` by a diff run.
   const known = scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff, limited });
   const plan = { ...planConfig(config), dropSame: known === null ? null : new Set(known) };
-  let scopeSize = 0;
-  // Set once the first header is checked and the scope is in (a closure assigns it, so a holder).
+  const options: PlannerOptions = { ...plannerOptions(input, plan, work, output, scope.size, limited), sources };
+  // Set once the first header is checked (a closure assigns it, so a holder).
   const current: { planner: ProductPlanner | null } = { planner: null };
   let page: PlannerRow[] = [];
   let repeated = false;
@@ -171,9 +172,8 @@ async function planProducts(
         current.planner.mapper = mapper;
         return;
       }
-      input.onStage?.("scope", 0);
-      scopeSize = await scope.size;
-      current.planner = new ProductPlanner(options(scopeSize), mapper);
+      // The scope read goes on while the feed is read: the planner settles rows and holds pages until it is in.
+      current.planner = new ProductPlanner(options, mapper);
       input.onStage?.("plan", 0);
     },
     fingerprints: input.live || input.diff,
@@ -207,7 +207,7 @@ async function planProducts(
         return current.planner.page(rows);
       },
       notPlanned: (event) => {
-        if (plan.remove !== undefined && scopeSize > 0) work.markMentioned(event.identifier);
+        current.planner?.mention(event.identifier);
         if (input.live) input.logs.add(notPlannedLog(event));
       },
     },
@@ -227,10 +227,12 @@ async function planProducts(
   if (repeated) {
     input.undo?.writer.discard();
     out.late?.discard();
-    done = await planAgain(input, files, work, out.writer, options(scopeSize), read.mapper);
+    done = await planAgain(input, files, work, out.writer, options, read.mapper);
     counts.merged += work.mergedRows;
   } else if (page.length) await done.page(page);
   page = [];
+  const scopeSize = await done.scopeIn();
+  if (done.vanished.size) await planVanished(input, counts, files, done);
   await done.planRemovals();
   const gained = out.late ? await out.late.finish(scopeSize) : { same: 0, same_fields: 0 };
   for (const key of ["create", "update", "unchanged", "remove", "skipped"] as const) counts[key] += done.counts[key];
@@ -245,9 +247,9 @@ async function planProducts(
   return { plan: { facts, applyFiles: bulkFiles.length }, bulkFiles };
 }
 
-function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpSink, scopeSize: number, limited: readonly string[]): PlannerOptions {
+function plannerOptions(input: PassInput, plan: ProductPlanConfig, work: WorkDb, output: OpSink, scope: Promise<number>, limited: readonly string[]): PlannerOptions {
   const changeLimits = { limits: input.config.change_limits ?? {}, fields: limited };
-  return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scopeSize, markSeen: plan.remove !== undefined, changeLimits };
+  return { plan, work, output, store: input.store, snapshotKey: input.snapshotKey, diff: input.diff, live: input.live, scope, markSeen: plan.remove !== undefined, changeLimits };
 }
 
 /**
@@ -269,8 +271,60 @@ async function planAgain(input: PassInput, files: readonly FetchedFile[], work: 
     signal: input.signal,
   });
   const planner = new ProductPlanner(options, mapper);
+  await planner.scopeIn();
   for (const rows of work.incomingPages(PAGE)) await planner.page(rows);
   return planner;
+}
+
+/**
+ * Rows settled by their fingerprints before the scope was in, whose records
+ * the scope then lacked: the files are read again, and those rows alone are
+ * mapped and planned, as a read that waited for the scope would have. Rare
+ * (a record deleted from the service, or gone from the scope's search,
+ * while the feed still has it unchanged); the rest of the feed is only
+ * scanned again.
+ */
+async function planVanished(input: PassInput, counts: RunCounts, files: readonly FetchedFile[], planner: ProductPlanner): Promise<void> {
+  const { vanished } = planner;
+  let page: PlannerRow[] = [];
+  const refused: NotPlanned[] = [];
+  await readAndMap({
+    automation: input.automation,
+    config: input.config,
+    files,
+    debug: QUIET_DEBUG,
+    beforeRows: async (mapper) => {
+      if (page.length) await planner.page(page);
+      page = [];
+      planner.mapper = mapper;
+    },
+    fingerprints: true,
+    sink: {
+      settle: async (identifiers) => Uint8Array.from(identifiers, (id) => (id !== undefined && vanished.has(id) ? SETTLED.current : SETTLED.unchanged)),
+      record: (identifier, line, values, ignored, source) => {
+        if (!vanished.has(identifier)) return undefined;
+        page.push(heldRow(page, source ? { identifier, line, values, ignored, source } : { identifier, line, values, ignored }));
+        if (page.length < PAGE) return undefined;
+        const rows = page;
+        page = [];
+        return planner.page(rows);
+      },
+      // The first read never mapped these rows: what mapping them now refuses is reported as the first read reports it.
+      notPlanned: (event) => {
+        if (vanished.has(event.identifier)) refused.push(event);
+      },
+    },
+    now: input.now,
+    signal: input.signal,
+  });
+  if (page.length) await planner.page(page);
+  for (const event of refused) {
+    if (event.kind === "error") await reportRowError(input, counts, event.line, event.identifier, event.message);
+    else {
+      counts.skipped++;
+      if (input.live) await input.logs.add(notPlannedLog(event));
+    }
+  }
 }
 
 /** The plan's row errors and (live) skip logs, in the order the plan met them. */

@@ -196,9 +196,13 @@ export class WorkDb {
    * cost far less than a string and a set entry for each identifier.
    */
   scopeHas(identifiers: readonly string[], mark: boolean): Uint8Array {
-    const found = new Uint8Array(identifiers.length);
-    if (identifiers.length === 0) return found;
-    const list = JSON.stringify(identifiers);
+    if (identifiers.length === 0) return new Uint8Array(0);
+    return this.scopeHasList(JSON.stringify(identifiers), identifiers.length, mark);
+  }
+
+  /** `scopeHas` of identifiers already given as a JSON list of `count` strings. */
+  scopeHasList(list: string, count: number, mark: boolean): Uint8Array {
+    const found = new Uint8Array(count);
     if (!mark) {
       for (const at of this.findScopeAt.all(list) as number[]) found[at] = 1;
       return found;
