@@ -9,7 +9,10 @@
  *      200 bulk files);
  *   4. 1% of the rows changed (stock) in a new file;
  *   5. nightly: a debug run of that file as the scheduler runs it (a diff run: scheduled runs are diff
- *      runs once a snapshot exists, runs.md "Diffing"), reported;
+ *      runs once a snapshot exists, runs.md "Diffing"), reported; then the same run against the
+ *      service in a process of its own (`service`), as a real service runs apart from the worker:
+ *      its export of the scope no longer shares the worker's thread, and the worker reads its feed
+ *      meanwhile;
  *   6. diff: the live diff run of that file, whose write requests are counted;
  *   7. floor: the least any diff run against the SQLite snapshot does, reported: the run's reader
  *      streams the changed file and each page of 1,000 identifiers is looked up in the snapshot,
@@ -20,7 +23,8 @@
  * every run: at the seed's 60 writes/min, the 200 bulk files of the load would wait ~3.5 minutes.
  *
  *   npm run bench:import [-- rows [--journal | --no-journal]]   (--journal: only the undo journal's side-by-side live runs;
- *   --no-journal: without them; BENCH_CPU_PROF=<folder>: a CPU profile of each phase)
+ *   --no-journal: without them; BENCH_CPU_PROF=<folder>: a CPU profile of each phase; BENCH_KEEP=1: keep the
+ *   data folder and the compiled bench, and print how to run the nightly phase again alone)
  */
 import { spawn } from "node:child_process";
 import { createWriteStream, readFileSync } from "node:fs";
@@ -37,6 +41,7 @@ import { silentLogger } from "../src/log.js";
 import { eachRow, openReader } from "../src/formats/index.js";
 import { ledgerKey } from "../src/pipeline/import/fetch.js";
 import { runAutomation, runFolder } from "../src/pipeline/run.js";
+import { startEmbeddedService } from "../src/embedded/index.js";
 import { SqliteStore } from "../src/state/sqlite.js";
 import { ServiceClient } from "../src/service/index.js";
 import { openWorker } from "../src/worker.js";
@@ -152,7 +157,9 @@ async function floor(dataDir: string, file: string): Promise<number> {
 async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond" | "cpuSeconds">> {
   const parsed = automation();
   if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
-  const env = { CONVEYOR_DATA_DIR: dataDir, CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000" };
+  const env: Record<string, string> = { CONVEYOR_DATA_DIR: dataDir, CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000" };
+  // The service in a process of its own (startService): the worker reaches it as it would a real one.
+  for (const key of ["CONVEYOR_SERVICE_URL", "CONVEYOR_API_USER", "CONVEYOR_API_TOKEN"]) if (process.env[key]) env[key] = process.env[key] ?? "";
   const worker = await openWorker(loadSettings({ cwd: dataDir, env }), silentLogger);
   // Counts the bulk files sent: every client view of the run shares the prototype.
   let bulkFiles = 0;
@@ -320,9 +327,27 @@ async function journalSideBySide(dir: string, rows: number): Promise<Record<stri
   return { table, loadSlower: load, repriceSlower: reprice };
 }
 
+/** The child of startService: the embedded service alone on the data folder, until told to stop. */
+async function serveAlone(dataDir: string): Promise<void> {
+  const svc = await startEmbeddedService({ dataDir, host: "127.0.0.1", port: 0, apiUser: "demo", readLimit: 100_000, writeLimit: 100_000, logger: silentLogger });
+  process.stdout.write(`${JSON.stringify({ url: svc.url, user: svc.apiUser, token: svc.apiToken })}\n`);
+  await new Promise((resolve) => process.once("SIGTERM", resolve));
+  await svc.close();
+}
+
+/** The embedded service in a process of its own, and the settings that send a worker to it. */
+async function startService(dataDir: string): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+  const proc = spawn(process.execPath, [script, "--service", dataDir], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = (await once(proc.stdout, "data")) as [Buffer];
+  const { url, user, token } = JSON.parse(line.toString()) as { url: string; user: string; token: string };
+  const env = { CONVEYOR_SERVICE_URL: url, CONVEYOR_API_USER: user, CONVEYOR_API_TOKEN: token };
+  return { env, stop: async () => void (proc.kill("SIGTERM"), await once(proc, "exit")) };
+}
+
 async function main(): Promise<void> {
   const [flag, phase, dataDir, file] = process.argv.slice(2);
   if (flag === "--child" && phase && dataDir && file) return child(phase, dataDir, file);
+  if (flag === "--service" && phase) return serveAlone(phase);
   const rows = Number(flag ?? 1_000_000);
   // `-- <rows> --journal`: only the undo journal's side-by-side runs.
   const journalOnly = process.argv.includes("--journal");
@@ -330,6 +355,8 @@ async function main(): Promise<void> {
   const noJournal = process.argv.includes("--no-journal");
   const bulkRows = Number(loadSettings({ env: {} }).bulkRows);
   script = await compileBench("import");
+  // BENCH_KEEP=1 keeps the data folder and the compiled bench, to run one phase again alone (`node <script> --child nightly <data> <feed>`).
+  const keep = process.env.BENCH_KEEP === "1";
   const dir = await mkdtemp(path.join(tmpdir(), "bench-import-"));
   try {
     if (journalOnly) {
@@ -349,9 +376,11 @@ async function main(): Promise<void> {
     // The changed file replaces the feed: the next runs pick it up as the latest file.
     await generate(feed, rows, "changed");
     const nightly = await measure("nightly", dataDir, feed);
+    const service = await startService(dataDir);
+    const apart = await measure("nightly", dataDir, feed, service.env).finally(service.stop);
     const diff = await measure("diff", dataDir, feed);
     const least = await measure("floor", dataDir, feed);
-    const phases = [parse, first, load, nightly, diff, least];
+    const phases = [parse, first, load, nightly, { ...apart, phase: "nightly, service apart" }, diff, least];
     const journal = noJournal ? null : await journalSideBySide(dir, rows);
 
     const changed = Math.floor(rows / CHANGED_EVERY);
@@ -363,7 +392,7 @@ async function main(): Promise<void> {
     const diffRatio = diff.rowsPerSecond / parse.rowsPerSecond;
     // The live diff run's apply is the service taking its bulk files: shown apart, and the ratio without it.
     const diffApply = (diff.timings ?? []).filter((t) => t.stage === "apply").reduce((sum, t) => sum + t.seconds, 0);
-    const worker = [first, load, nightly, diff];
+    const worker = [first, load, nightly, apart, diff];
     const peak = Math.max(...worker.map((p) => p.peakRssMb));
     // Issue 28's targets, each against the bare parse of the same run.
     const checks = {
@@ -389,6 +418,7 @@ async function main(): Promise<void> {
     console.table(table);
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${typeof c.value === "number" ? Number(c.value.toFixed(2)) : c.value} (target ${c.target})`);
     console.log(`info the live diff run: ${diff.seconds.toFixed(1)} s, of which ${diffApply.toFixed(1)} s apply (the service taking ${diff.bulkFiles ?? 0} bulk files); without it ${(rows / (diff.seconds - diffApply) / parse.rowsPerSecond).toFixed(2)}x bare`);
+    console.log(`info the nightly debug run against the service in a process of its own: ${apart.seconds.toFixed(1)} s, ${(apart.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare, peak RSS ${apart.peakRssMb.toFixed(0)} MB (in process: ${nightly.seconds.toFixed(1)} s)`);
     console.log(`info the debug run wrote ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file (every row a create); the nightly debug run: ${(nightly.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare; reading the feed and looking up its snapshot alone: ${(least.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x`);
     // What no scheduling of this run's work could beat: all its CPU time spread evenly over every core.
     const cores = availableParallelism();
@@ -397,8 +427,11 @@ async function main(): Promise<void> {
     await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks, journal }, null, 2)}\n`);
     if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
   } finally {
-    await removeBenchBuild();
-    await rm(dir, { recursive: true, force: true });
+    if (keep) console.log(`kept: node ${script} --child nightly ${path.join(dir, "data")} ${path.join(dir, "data", "storage", "demo", "feed", FEED)}`);
+    else {
+      await removeBenchBuild();
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 }
 
