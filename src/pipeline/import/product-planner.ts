@@ -76,7 +76,7 @@ export class ProductPlanner {
     public mapper: ImportMapper<SourceRow>,
   ) {
     this.changes = new ChangeTally(o.changeLimits.limits, o.changeLimits.fields);
-    this.wait = new ScopeWait(o.scope);
+    this.wait = new ScopeWait(o.scope, o.work);
   }
 
   /**

@@ -61,6 +61,7 @@ export class WorkDb {
   private readonly findScopeOrds: Database.Statement;
   private readonly insertCommit: Database.Statement;
   private readonly insertDeferred: Database.Statement;
+  private readonly insertWaiting: Database.Statement;
   private pending: Array<[string, number, string, string]> = [];
   private merged = 0;
   /**
@@ -83,7 +84,8 @@ export class WorkDb {
       CREATE TABLE scope (identifier TEXT PRIMARY KEY, ord INTEGER NOT NULL, "values" TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE commits (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL, source TEXT);
       CREATE TABLE deferred (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, line INTEGER, identifier TEXT NOT NULL, message TEXT NOT NULL);
-      CREATE TABLE failed (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, message TEXT NOT NULL);`);
+      CREATE TABLE failed (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, message TEXT NOT NULL);
+      CREATE TABLE waiting (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, list TEXT NOT NULL);`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, ord, "values") VALUES (?, ?, ?)`);
@@ -94,6 +96,7 @@ export class WorkDb {
     this.findScopeOrds = this.db.prepare("SELECT j.key, s.ord FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").raw();
     this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values", source) VALUES (?, ?, ?)`);
     this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
+    this.insertWaiting = this.db.prepare("INSERT INTO waiting (count, list) VALUES (?, ?)");
   }
 
   /** Buffered: call `flush()` (or read) before relying on the rows. */
@@ -272,9 +275,31 @@ export class WorkDb {
     }
   }
 
+  /**
+   * A JSON list of `count` identifiers that waits for the scope
+   * (scope-wait.ts): one row a list, so that a million identifiers cost a
+   * thousand inserts and no memory.
+   */
+  addWaiting(list: string, count: number): void {
+    this.insertWaiting.run(count, list);
+  }
+
+  /** The waiting lists in the order they came, each deleted once read. */
+  *takeWaiting(pageSize = 50): Generator<{ list: string; count: number }> {
+    const page = this.db.prepare("SELECT seq, count, list FROM waiting ORDER BY seq LIMIT ?");
+    const done = this.db.prepare("DELETE FROM waiting WHERE seq <= ?");
+    for (;;) {
+      const rows = page.all(pageSize) as Array<{ seq: number; count: number; list: string }>;
+      const tail = rows[rows.length - 1];
+      if (!tail) return;
+      done.run(tail.seq);
+      for (const { list, count } of rows) yield { list, count };
+    }
+  }
+
   /** Forgets what a plan produced (commits, deferred events), for a plan made again. */
   resetPlan(): void {
-    this.db.exec("DELETE FROM commits; DELETE FROM deferred;");
+    this.db.exec("DELETE FROM commits; DELETE FROM deferred; DELETE FROM waiting;");
   }
 
   /** The undo journal's operations held until the plan is done (a live diff run's, journal-table.ts). */
