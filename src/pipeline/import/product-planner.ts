@@ -69,7 +69,7 @@ export class ProductPlanner {
    * they were not mapped, so they are read again and planned once the feed is.
    */
   readonly vanished = new Set<string>();
-  private readonly wait: ScopeWait;
+  private readonly wait: ScopeWait<PlannerRow>;
 
   constructor(
     private readonly o: PlannerOptions,

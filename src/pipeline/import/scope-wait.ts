@@ -15,18 +15,18 @@
  */
 
 import { ownCopy } from "../../memory.js";
-import type { PlannerRow } from "./product-planner.js";
 import type { WorkDb } from "./workdb.js";
 
 /** Rows of pages held for the scope, at most. */
 export const MAX_HELD_ROWS = 5_000;
 
-export class ScopeWait {
+/** `Row`: a row of the pages the planner holds (its PlannerRow). */
+export class ScopeWait<Row> {
   /** Records in scope, once the read is in. */
   size: number | null = null;
   private failure: { error: unknown } | null = null;
   private lists = 0;
-  private pages: PlannerRow[][] = [];
+  private pages: Row[][] = [];
   private heldRows = 0;
   private names: string[] = [];
 
@@ -66,7 +66,7 @@ export class ScopeWait {
     this.lists++;
   }
 
-  hold(rows: PlannerRow[]): void {
+  hold(rows: Row[]): void {
     this.pages.push(rows);
     this.heldRows += rows.length;
   }
@@ -77,7 +77,7 @@ export class ScopeWait {
   }
 
   /** Everything held, in the order it came, and the holds emptied (the lists as they are read). */
-  take(): { lists: Iterable<{ list: string; count: number }>; pages: PlannerRow[][]; mentioned: string[] } {
+  take(): { lists: Iterable<{ list: string; count: number }>; pages: Row[][]; mentioned: string[] } {
     const taken = { lists: this.lists > 0 ? this.work.takeWaiting() : [], pages: this.pages, mentioned: this.names };
     this.lists = 0;
     this.pages = [];
