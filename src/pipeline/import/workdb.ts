@@ -297,7 +297,7 @@ export class WorkDb {
     }
   }
 
-  /** Forgets what a plan produced (commits, deferred events), for a plan made again. */
+  /** Forgets what a plan produced (commits, deferred events, lists waiting for the scope), for a plan made again. */
   resetPlan(): void {
     this.db.exec("DELETE FROM commits; DELETE FROM deferred; DELETE FROM waiting;");
   }
