@@ -338,10 +338,24 @@ async function serveAlone(dataDir: string): Promise<void> {
 /** The embedded service in a process of its own, and the settings that send a worker to it. */
 async function startService(dataDir: string): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
   const proc = spawn(process.execPath, [script, "--service", dataDir], { stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = (await once(proc.stdout, "data")) as [Buffer];
-  const { url, user, token } = JSON.parse(line.toString()) as { url: string; user: string; token: string };
+  // Its first line, however the pipe cuts it; a child that fails before it listens ends the bench instead of hanging it.
+  const line = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    proc.stdout.on("data", (d: Buffer) => {
+      text += d.toString();
+      const end = text.indexOf("\n");
+      if (end !== -1) resolve(text.slice(0, end));
+    });
+    proc.once("exit", (code) => reject(new Error(`the service process exited (code ${code}) before it listened`)));
+  });
+  const { url, user, token } = JSON.parse(line) as { url: string; user: string; token: string };
   const env = { CONVEYOR_SERVICE_URL: url, CONVEYOR_API_USER: user, CONVEYOR_API_TOKEN: token };
-  return { env, stop: async () => void (proc.kill("SIGTERM"), await once(proc, "exit")) };
+  const stop = async (): Promise<void> => {
+    const exited = once(proc, "exit");
+    proc.kill("SIGTERM");
+    await exited;
+  };
+  return { env, stop };
 }
 
 async function main(): Promise<void> {
