@@ -184,6 +184,9 @@ async function exportRun(dir: string, variant: Variant): Promise<void> {
 }
 
 async function bare(dir: string): Promise<void> {
+  // The worker's heap settings, as the export run has them: V8's own sizing made the bare parse of bench:import
+  // run at two speeds, and a slow reference flatters the ratio.
+  tuneHeap();
   const timer = sample();
   const columns = Object.values(FIELD_MAP);
   const fields = Object.keys(FIELD_MAP);
@@ -220,8 +223,9 @@ function profileArgs(mode: string): string[] {
 }
 
 async function child(mode: string, dir: string): Promise<Measure> {
-  // The worker's phases start as the `conveyor` command does (its shebang line); the bare writer as a plain script would.
-  const env = mode === "bare" ? process.env : { ...MALLOC_ENV, ...process.env };
+  // Every child starts as the `conveyor` command does (its shebang line), the bare writer too: the reference gets
+  // the worker's memory settings (see bare()).
+  const env = { ...MALLOC_ENV, ...process.env };
   const proc = spawn(process.execPath, [...profileArgs(mode), script, "--child", mode, dir], { stdio: ["ignore", "pipe", "inherit"], env });
   let out = "";
   proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
