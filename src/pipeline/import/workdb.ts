@@ -277,8 +277,8 @@ export class WorkDb {
 
   /**
    * A JSON list of `count` identifiers that waits for the scope
-   * (scope-wait.ts): one row a list, so that a million identifiers cost a
-   * thousand inserts and no memory.
+   * (scope-wait.ts): one row a list of some thousands, so that a million
+   * identifiers cost a few dozen inserts and no memory.
    */
   addWaiting(list: string, count: number): void {
     this.insertWaiting.run(count, list);
