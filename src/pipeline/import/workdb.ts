@@ -284,8 +284,8 @@ export class WorkDb {
     this.insertWaiting.run(count, list);
   }
 
-  /** The waiting lists in the order they came, each deleted once read. */
-  *takeWaiting(pageSize = 50): Generator<{ list: string; count: number }> {
+  /** The waiting lists in the order they came, each deleted once read; a list holds thousands, so a few are read at a time. */
+  *takeWaiting(pageSize = 2): Generator<{ list: string; count: number }> {
     const page = this.db.prepare("SELECT seq, count, list FROM waiting ORDER BY seq LIMIT ?");
     const done = this.db.prepare("DELETE FROM waiting WHERE seq <= ?");
     for (;;) {
