@@ -192,8 +192,8 @@ async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResul
 
 async function child(phase: string, dataDir: string, file: string): Promise<void> {
   // As the CLI does at start-up, and the references too: with V8's own heap sizing, the bare parse ran at two
-  // speeds on one machine (3M rows: 10.6 s with a 95 MB heap, 16.3 s with 219 MB), and its slow turns flattered
-  // every ratio. With the worker's settings it took the fast one in each run by hand (9.2-11.1 s against 14.0-14.4 s).
+  // speeds from one turn to the next (a small heap or one twice as large), and its slow turns flattered every
+  // ratio; with the worker's settings it keeps the fast one (figures in the README and the commit).
   tuneHeap();
   let peak = process.memoryUsage().rss;
   let heap = 0;

@@ -22,10 +22,11 @@ export const MAX_HELD_ROWS = 5_000;
 
 /**
  * Identifiers a waiting list gathers before it is written. Each list is an
- * insert of its own, between the feed's other work: a list per settled batch
- * cost a 3M-row nightly run 4.7 s of its main thread in inserts; a few
- * thousand identifiers a list make the inserts' own cost vanish, for some
- * hundred kilobytes of JSON text held. A test lowers it to write several lists.
+ * insert of its own, between the feed's other work: with a list per settled
+ * batch, the inserts' own cost was a large part of a big diff run's main
+ * thread (the figures are in the commit that set this); a few thousand
+ * identifiers a list make it vanish, for some hundred kilobytes of JSON text
+ * held. A test lowers it to write several lists.
  */
 export const waitingList = { identifiers: 16_384 };
 
