@@ -24,11 +24,12 @@ export const MAX_HELD_ROWS = 5_000;
  * Identifiers a waiting list gathers before it is written. Each list is an
  * insert of its own, between the feed's other work: with a list per settled
  * batch, the inserts' own cost was a large part of a big diff run's main
- * thread (the figures are in the commit that set this); a few thousand
- * identifiers a list make it vanish, for some hundred kilobytes of JSON text
- * held. A test lowers it to write several lists.
+ * thread (the figures are in the commits that set this); two thousand
+ * identifiers a list make it small, for some tens of kilobytes of JSON text
+ * held. Far longer lists raised a run's peak memory. A test lowers it to
+ * write several lists.
  */
-export const waitingList = { identifiers: 16_384 };
+export const waitingList = { identifiers: 2_048 };
 
 /** `Row`: a row of the pages the planner holds (its PlannerRow). */
 export class ScopeWait<Row> {

@@ -277,15 +277,15 @@ export class WorkDb {
 
   /**
    * A JSON list of `count` identifiers that waits for the scope
-   * (scope-wait.ts): one row a list of some thousands, so that a million
-   * identifiers cost a few dozen inserts and no memory.
+   * (scope-wait.ts): one row a list of some two thousand, so that a million
+   * identifiers cost some five hundred inserts and no memory.
    */
   addWaiting(list: string, count: number): void {
     this.insertWaiting.run(count, list);
   }
 
-  /** The waiting lists in the order they came, each deleted once read; a list holds thousands, so a few are read at a time. */
-  *takeWaiting(pageSize = 2): Generator<{ list: string; count: number }> {
+  /** The waiting lists in the order they came, each deleted once read. */
+  *takeWaiting(pageSize = 16): Generator<{ list: string; count: number }> {
     const page = this.db.prepare("SELECT seq, count, list FROM waiting ORDER BY seq LIMIT ?");
     const done = this.db.prepare("DELETE FROM waiting WHERE seq <= ?");
     for (;;) {
