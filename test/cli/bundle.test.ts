@@ -1,11 +1,12 @@
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BANNER, bundleProgram } from "../../scripts/bundle.js";
 import { THREAD_FROM_OPS } from "../../src/pipeline/output/op-writer.js";
+import { storageFeed } from "../helpers/storage-feed.js";
 
 /**
  * The built program as `npm run build` leaves it: tsc's output bundled by
@@ -88,28 +89,12 @@ process.on("exit", () => writeFileSync(${JSON.stringify(seen)}, [...seen].join("
 
   it("runs a debug import whose bulk files are written by a thread, then the live run", async () => {
     const ROWS = THREAD_FROM_OPS + 5000;
-    const data = path.join(WORK, "data");
-    const feeds = path.join(data, "storage", "demo", "feeds");
-    mkdirSync(feeds, { recursive: true });
-    const feed = path.join(feeds, "stock.csv");
     // Past THREAD_FROM_OPS planned writes, the bulk files are written by a thread.
-    writeFileSync(feed, `sku,title,stock\n${Array.from({ length: ROWS }, (_, i) => `BUNDLE-${i},Bundled ${i},${i}`).join("\n")}\n`);
-    const hourAgo = new Date(Date.now() - 3_600_000);
-    utimesSync(feed, hourAgo, hourAgo);
-    const definition = path.join(WORK, "bundle-run.json");
-    writeFileSync(
-      definition,
-      JSON.stringify({
-        name: "Bundle run",
-        slug: "bundle-run",
-        active: true,
-        schedule: "0 * * * *",
-        type: "products",
-        action: "import",
-        connection: { type: "sdsftp", path: "feeds" },
-        file_configs: [{ name: "stock.csv", identifier: "sku", create: "add", field_map: { sku: "sku", title: "title", stock: "stock" } }],
-      }),
-    );
+    const { data, definition } = storageFeed(WORK, {
+      slug: "bundle-run",
+      csv: `sku,title,stock\n${Array.from({ length: ROWS }, (_, i) => `BUNDLE-${i},Bundled ${i},${i}`).join("\n")}\n`,
+      fileConfig: { identifier: "sku", create: "add", field_map: { sku: "sku", title: "title", stock: "stock" } },
+    });
     const env = { ...process.env, CONVEYOR_DATA_DIR: data, CONVEYOR_AUTOMATIONS: "", CONVEYOR_WRITE_LIMIT: "100000", CONVEYOR_READ_LIMIT: "100000" };
     const debug = await exec(process.execPath, [CLI, "run", definition, "--debug", "--json"], env);
     expect(debug.code, debug.stderr).toBe(0);

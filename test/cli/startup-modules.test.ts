@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { storageFeed } from "../helpers/storage-feed.js";
 
 /**
  * Issue 28's start-up row: `conveyor --help` must not load what only a run,
@@ -69,28 +70,11 @@ const RUN_UNUSED = ["@aws-sdk", "exceljs", "pg", "pg-boss", "imapflow", "nodemai
 
 describe("a small debug run at start-up", () => {
   it("loads only what a CSV storage feed uses", async () => {
-    const data = path.join(dir, "data");
-    const feeds = path.join(data, "storage", "demo", "feeds");
-    mkdirSync(feeds, { recursive: true });
-    const feed = path.join(feeds, "stock.csv");
-    writeFileSync(feed, `sku,stock\n${Array.from({ length: 12 }, (_, i) => `SKU-${i},${i}`).join("\n")}\n`);
-    // Past min_age: a fresh file would be waited for, which is not what this test is about.
-    const hourAgo = new Date(Date.now() - 3_600_000);
-    utimesSync(feed, hourAgo, hourAgo);
-    const definition = path.join(dir, "startup-run.json");
-    writeFileSync(
-      definition,
-      JSON.stringify({
-        name: "Startup run",
-        slug: "startup-run",
-        active: true,
-        schedule: "0 * * * *",
-        type: "products",
-        action: "import",
-        connection: { type: "sdsftp", path: "feeds" },
-        file_configs: [{ name: "stock.csv", identifier: "sku", update: "edit", field_map: { sku: "sku", stock: "stock" } }],
-      }),
-    );
+    const { data, definition } = storageFeed(dir, {
+      slug: "startup-run",
+      csv: `sku,stock\n${Array.from({ length: 12 }, (_, i) => `SKU-${i},${i}`).join("\n")}\n`,
+      fileConfig: { identifier: "sku", update: "edit", field_map: { sku: "sku", stock: "stock" } },
+    });
     const result = await run(["run", definition, "--debug", "--json"], { ...process.env, CONVEYOR_DATA_DIR: data, CONVEYOR_AUTOMATIONS: "" });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ outcome: "success", counts: { rows: 12 } });
