@@ -15,9 +15,10 @@ export interface CsvReaderOptions {
 
 /** Row width problems are the mapper's call; this says what was wrong in words a person can act on. */
 export function widthProblem(columns: readonly string[] | null, row: SourceRow): string | null {
-  if (!columns || !Array.isArray(row.raw)) return null;
-  const width = row.raw.length;
-  if (width === columns.length) return null;
+  if (!columns) return null;
+  // A CSV record counts its cells without cutting them out: those the mapping does not read are never made.
+  const width = row.width ?? (Array.isArray(row.raw) ? row.raw.length : null);
+  if (width === null || width === columns.length) return null;
   return `line ${row.line} has ${width} ${width === 1 ? "field" : "fields"}, the header has ${columns.length}`;
 }
 

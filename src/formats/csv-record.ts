@@ -134,6 +134,13 @@ export function cellOf(text: string, index: number, syntax: CsvSyntax): string |
   return cellBetween(text, pos, skipCell(text, pos, syntax), syntax);
 }
 
+/** Where each cell of a regular record's text starts, without cutting one out. */
+export function cellStarts(text: string, syntax: CsvSyntax): number[] {
+  const starts = [0];
+  for (let pos = skipCell(text, 0, syntax); pos !== -1; pos = skipCell(text, pos, syntax)) starts.push(pos);
+  return starts;
+}
+
 /** The value of the cell starting at `pos`, whose next one starts at `next` (-1 after the last). */
 function cellBetween(text: string, pos: number, next: number, syntax: CsvSyntax): string {
   const end = next === -1 ? text.length : next - 1;
@@ -169,6 +176,8 @@ export class CsvRecord implements SourceRow {
   open?: boolean;
   entry?: string;
   private cells: string[] | undefined;
+  /** Where each cell starts, once the record's width is asked before its cells (cellStarts). */
+  private starts: number[] | undefined;
 
   constructor(
     public line: number,
@@ -185,9 +194,19 @@ export class CsvRecord implements SourceRow {
     return this.cells;
   }
 
+  /** How many cells the record has: the width check of every mapped row, which then reads only the mapped cells. */
+  get width(): number {
+    if (this.cells !== undefined || this.text === undefined) return this.raw.length;
+    this.starts ??= cellStarts(this.text, this.syntax);
+    return this.starts.length;
+  }
+
   /** Cell `index`, cutting out only that one while the record's cells are not needed. */
   cell(index: number): string | undefined {
     if (this.cells !== undefined || this.text === undefined) return this.raw[index];
-    return cellOf(this.text, index, this.syntax);
+    const starts = this.starts;
+    if (starts === undefined) return cellOf(this.text, index, this.syntax);
+    const pos = starts[index];
+    return pos === undefined ? undefined : cellBetween(this.text, pos, starts[index + 1] ?? -1, this.syntax);
   }
 }

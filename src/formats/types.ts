@@ -9,6 +9,8 @@ export type FieldRef = string | [number, number];
 export interface SourceRow {
   line: number;
   raw: unknown;
+  /** How many cells `raw` holds, where the reader counts them without cutting them out (a CSV record). */
+  readonly width?: number;
   /** The zip entry the record came from, when the archive held several matching entries. */
   entry?: string;
   /** A parse problem of this record (an unterminated or stray quote), for the mapper's row error. */

@@ -78,7 +78,7 @@ describe("the CSV record scanner", () => {
       );
     });
 
-    it(`gives each cell alone as the record's cells give it (${name})`, () => {
+    it(`gives each cell alone, and its width, as the record's cells give them (${name})`, () => {
       fc.assert(
         fc.property(regularText(syntax), (text) => {
           const full: CsvSyntax = { ...syntax, newline: "\n" };
@@ -87,7 +87,13 @@ describe("the CSV record scanner", () => {
           if (end === IRREGULAR) return;
           const record = new CsvRecord(1, first.slice(0, end), full);
           const lone = [0, 1, 2, 3, 4, 5].map((i) => record.cell(i));
-          expect(lone).toEqual([0, 1, 2, 3, 4, 5].map((i) => new CsvRecord(1, first.slice(0, end), full).raw[i]));
+          const cells = new CsvRecord(1, first.slice(0, end), full).raw;
+          expect(lone).toEqual([0, 1, 2, 3, 4, 5].map((i) => cells[i]));
+          // The width asked first (the mapper's width check), then the cells read one by one from where each starts.
+          const counted = new CsvRecord(1, first.slice(0, end), full);
+          expect(counted.width).toBe(cells.length);
+          expect([0, 1, 2, 3, 4, 5].map((i) => counted.cell(i))).toEqual([0, 1, 2, 3, 4, 5].map((i) => cells[i]));
+          expect(counted.raw).toEqual(cells);
         }),
         { numRuns: 500 },
       );
