@@ -214,6 +214,7 @@ async function planProducts(
     now: input.now,
     signal: input.signal,
     onRows: (rows) => {
+      out.writer.noteRows(rows);
       if (current.planner) input.onStage?.("plan", rows);
     },
   });

@@ -11,7 +11,11 @@
  * or a nightly feed that barely changed) is written in this process when it
  * finishes: starting a thread costs more than writing those lines, a small
  * ad hoc run waited for it, and the thread's own heap was most of what a
- * large diff run's peak memory held past its budget.
+ * large diff run's peak memory held past its budget. For the same reason a
+ * pass whose writes are a small share of the rows it has read by then (a
+ * nightly run of a larger feed) goes on writing in this process instead of
+ * starting the thread: its writes cost the planner little, and the thread
+ * as much memory as at any size.
  *
  * @module
  */
@@ -31,6 +35,8 @@ const PAGE_OPS = 500;
 const MAX_IN_FLIGHT = 8;
 /** Writes a pass plans before its thread starts: a nightly run of a million rows with one in a hundred changed stays below. */
 export const THREAD_FROM_OPS = 20_000;
+/** Writes per row read below which a pass that reaches THREAD_FROM_OPS writes in process all the same. */
+export const THREAD_FROM_SHARE = 1 / 20;
 
 interface Pending<T> {
   resolve: (value: T) => void;
@@ -59,6 +65,9 @@ export class OpWriter {
   private held: PageMessage[] = [];
   private threadAlive = false;
   private readonly planned: boolean;
+  /** Operations added that write a line, and the rows the pass had read when last told (noteRows). */
+  private writes = 0;
+  private rowsRead = 0;
 
   private constructor(private readonly options: OpFilesOptions) {
     this.planned = options.planPath !== null;
@@ -83,8 +92,14 @@ export class OpWriter {
     if (this.failure) return Promise.reject(this.failure);
     // Neither file has a line for an unchanged record; a skipped one is only a plan line.
     if (op.kind === "unchanged" || (op.kind === "skipped" && !this.planned)) return undefined;
+    this.writes++;
     this.encoder.add(op);
     return this.encoder.size < PAGE_OPS ? undefined : this.send(true);
+  }
+
+  /** The rows the pass has read so far, mapped or not: the thread starts only for writes that are not a small share of them. */
+  noteRows(rows: number): void {
+    this.rowsRead = rows;
   }
 
   /** Writes what is left and closes every file; the bulk files in the order they were started. */
@@ -115,9 +130,9 @@ export class OpWriter {
     this.fail(new ConveyorError("internal", "The bulk file writer is closed"));
   }
 
-  /** The channel, made on first use: a full page starts the thread, the last page of a small pass stays here. */
+  /** The channel, made on first use: a full page starts the thread, unless the writes are sparse; the last page of a small pass stays here. */
   private open(full: boolean): Channel {
-    this.channel ??= full ? this.startThread() : this.inProcess();
+    this.channel ??= full && this.writes >= THREAD_FROM_SHARE * this.rowsRead ? this.startThread() : this.inProcess();
     return this.channel;
   }
 

@@ -8,7 +8,7 @@ import { ConveyorError } from "../../../src/errors.js";
 import { OpFiles } from "../../../src/pipeline/output/op-files.js";
 import { OpPageDecoder, OpPageEncoder } from "../../../src/pipeline/output/op-pages.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
-import { OpWriter, THREAD_FROM_OPS } from "../../../src/pipeline/output/op-writer.js";
+import { OpWriter, THREAD_FROM_OPS, THREAD_FROM_SHARE } from "../../../src/pipeline/output/op-writer.js";
 import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
 import { MASK, registerSecret } from "../../../src/secrets.js";
 
@@ -137,6 +137,8 @@ describe("OpWriter", () => {
     const expected = await local.finish();
 
     const writer = OpWriter.open(options(threaded));
+    // Every row read planned a write: the thread pays.
+    writer.noteRows(THREADED);
     try {
       for (const op of planned) await writer.add(op);
       expect(writer.threadRunning).toBe(true);
@@ -185,9 +187,11 @@ describe("OpWriter", () => {
   });
 
   it.each([
-    ["fewer writes than a page", 120],
-    ["many pages, too few to start the thread", THREAD_FROM_OPS - 700],
-  ])("writes a pass of %s in process, the same bytes, without a thread", async (_name, count) => {
+    ["fewer writes than a page", 120, 0],
+    ["many pages, too few to start the thread", THREAD_FROM_OPS - 700, 0],
+    // A nightly diff run of a large feed: its writes pass THREAD_FROM_OPS, a small share of the rows it has read.
+    ["writes past the thread's count, sparse among the rows read", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1],
+  ])("writes a pass of %s in process, the same bytes, without a thread", async (_name, count, rowsRead) => {
     const planned = ops(count);
     const [inProcess, small] = [folder(), folder()];
     for (const dir of [inProcess, small]) mkdirSync(path.join(dir, "bulk"));
@@ -196,8 +200,10 @@ describe("OpWriter", () => {
     for (const op of planned) await local.add(opRow(op));
     const expected = await local.finish();
     const writer = OpWriter.open(options(small));
+    writer.noteRows(rowsRead);
     try {
       for (const op of planned) await writer.add(op);
+      expect(writer.threadRunning).toBe(false);
       const result = await writer.finish();
       expect(writer.threaded).toBe(false);
       expect(result.files.map((f) => [f.name, f.action, f.columns, f.rows])).toEqual(expected.files.map((f) => [f.name, f.action, f.columns, f.rows]));
