@@ -190,7 +190,7 @@ describe("OpWriter", () => {
     ["fewer writes than a page", 120, 0],
     ["many pages, too few to start the thread", THREAD_FROM_OPS - 700, 0],
     // A nightly diff run of a large feed: its writes pass THREAD_FROM_OPS, a small share of the rows it has read.
-    ["writes past the thread's count, sparse among the rows read", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1],
+    ["sparse writes past the thread's count", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1],
   ])("writes a pass of %s in process, the same bytes, without a thread", async (_name, count, rowsRead) => {
     const planned = ops(count);
     const [inProcess, small] = [folder(), folder()];
