@@ -65,8 +65,7 @@ export class OpWriter {
   private held: PageMessage[] = [];
   private threadAlive = false;
   private readonly planned: boolean;
-  /** Operations added that write a line, and the rows the pass had read when last told (noteRows). */
-  private writes = 0;
+  /** The rows the pass had read when last told (noteRows). */
   private rowsRead = 0;
 
   private constructor(private readonly options: OpFilesOptions) {
@@ -92,7 +91,6 @@ export class OpWriter {
     if (this.failure) return Promise.reject(this.failure);
     // Neither file has a line for an unchanged record; a skipped one is only a plan line.
     if (op.kind === "unchanged" || (op.kind === "skipped" && !this.planned)) return undefined;
-    this.writes++;
     this.encoder.add(op);
     return this.encoder.size < PAGE_OPS ? undefined : this.send(true);
   }
@@ -130,9 +128,12 @@ export class OpWriter {
     this.fail(new ConveyorError("internal", "The bulk file writer is closed"));
   }
 
-  /** The channel, made on first use: a full page starts the thread, unless the writes are sparse; the last page of a small pass stays here. */
+  /**
+   * The channel, made on first use: a full page (the pass has planned THREAD_FROM_OPS writes) starts the thread,
+   * unless those writes are sparse among the rows read; the last page of a small pass stays here.
+   */
   private open(full: boolean): Channel {
-    this.channel ??= full && this.writes >= THREAD_FROM_SHARE * this.rowsRead ? this.startThread() : this.inProcess();
+    this.channel ??= full && THREAD_FROM_OPS >= THREAD_FROM_SHARE * this.rowsRead ? this.startThread() : this.inProcess();
     return this.channel;
   }
 
