@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Db } from "./db.js";
-import { CELL_FIELDS, cellColumn } from "./item-table.js";
+import { CELL_FIELDS, CELLS_INDEX, cellColumn } from "./item-table.js";
 
 /** An item: a flat record of string fields; `id`, `guid` and `sku` are always present. */
 export type Item = Record<string, string> & { id: string; guid: string; sku: string };
@@ -131,14 +131,15 @@ export class ItemStore {
   }
 
   /**
-   * The named fields of every item in id order, as cells in the order asked,
-   * without parsing each item's JSON in JavaScript: SQLite reads the few
-   * fields a scope read asks for, stock and price from their cell columns
-   * (item-table.ts) without parsing the JSON. Item fields are strings; an
-   * item holding another JSON scalar there (a number, true) is parsed whole,
-   * so that each cell reads as `String(item[field] ?? "")` does. Null for a
-   * field name a JSON path cannot spell, or for more JSON fields than pay off
-   * this way.
+   * The named fields of every item, as cells in the order asked, without
+   * parsing each item's JSON in JavaScript: SQLite reads the few fields a
+   * scope read asks for, stock and price from their cell columns
+   * (item-table.ts) without parsing the JSON. A read of guid, id and the
+   * cells alone is answered by their index, in guid order; any other in id
+   * order. Item fields are strings; an item holding another JSON scalar
+   * there (a number, true) is parsed whole, so that each cell reads as
+   * `String(item[field] ?? "")` does. Null for a field name a JSON path
+   * cannot spell, or for more JSON fields than pay off this way.
    */
   scanFields(columns: readonly string[], batch = 2000): AsyncGenerator<string[][]> | null {
     const read = columns.filter((c) => !isIdentifier(c) && !CELL_FIELDS.has(c));
@@ -146,18 +147,24 @@ export class ItemStore {
     // A literal path in the SQL (quotes doubled): the statement is prepared once per export.
     const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
     const cells = columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : CELL_FIELDS.has(c) ? cellColumn(c) : `fields ->> ${path(c)}`));
-    const page = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
-    return this.fieldPages(page, columns, batch);
+    if (columns.every((c) => c === "id" || c === "guid" || CELL_FIELDS.has(c))) {
+      // The key last, past the cells fieldCells reads.
+      const page = this.db.prepare(`SELECT id, ${cells.join(", ")}, guid FROM items INDEXED BY ${CELLS_INDEX} WHERE guid > ? ORDER BY guid LIMIT ?`).raw();
+      return this.fieldPages(page, columns, batch, "");
+    }
+    const page = this.db.prepare(`SELECT id, ${cells.join(", ")}, id FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
+    return this.fieldPages(page, columns, batch, 0);
   }
 
-  private async *fieldPages(page: Database.Statement, columns: readonly string[], batch: number): AsyncGenerator<string[][]> {
-    let last = 0;
+  /** Pages of `page`, whose rows are `[id, ...cells, key]`, keyed from past `first`. */
+  private async *fieldPages(page: Database.Statement, columns: readonly string[], batch: number, first: number | string): AsyncGenerator<string[][]> {
+    let last = first;
     for (;;) {
       const rows = page.all(last, batch) as Array<[number, ...Array<string | number | null>]>;
       if (rows.length) yield rows.map((row) => this.fieldCells(row, columns));
       const tail = rows[rows.length - 1];
       if (!tail || rows.length < batch) return;
-      last = tail[0];
+      last = tail[tail.length - 1] ?? last;
       await new Promise((resolve) => setImmediate(resolve));
     }
   }

@@ -20,7 +20,9 @@ async function cells(store: ItemStore, columns: string[]): Promise<{ expected: s
 describe("embedded item store: named fields of every item", () => {
   it("gives each cell as String(item[field] ?? \"\"), a value of another JSON type included", async () => {
     const db = new Database(":memory:");
+    // As openDb makes it: the table, then its cells' index.
     db.exec(ITEMS_SCHEMA);
+    upgradeItems(db);
     const store = new ItemStore(db);
     for (let i = 1; i <= 2500; i++) store.insert({ id: "", guid: `G${i}`, sku: `S${i}`, title: `T, "${i}"`, "it's": `q${i}`, blank: "", stock: String(i % 7), ...(i % 5 ? { price: `${i}.50` } : {}) });
     // Not what the service writes, but what a hand-edited database may hold.
@@ -38,8 +40,11 @@ describe("embedded item store: named fields of every item", () => {
     expect(got.at(-3)).toEqual(["ODD", "12.5", "true", "", "", "2501", "S0", "1e+21", "false"]);
     expect(got.at(-2)).toEqual(["LONE", "lone \ud800 half", "pair 🚀", "", "", "2502", "S00", "\udc00", ""]);
     expect(got.at(-1)).toEqual(["FFFD", "replaced \uFFFD char", "x", "", "", "2503", "S000", "\uFFFD", "0.1"]);
-    // The cells alone, as a scope read asks for them, read no JSON.
-    expect((await cells(store, ["guid", "stock", "price"])).got).toEqual(expected.map((row) => [row[0], row[7], row[8]]));
+    // The cells alone, as a scope read asks for them, read no JSON: their index gives them, in guid order.
+    const byGuid = (a: ReadonlyArray<string | undefined>, b: ReadonlyArray<string | undefined>): number => ((a[0] ?? "") < (b[0] ?? "") ? -1 : 1);
+    const scope = (await cells(store, ["guid", "stock", "price", "id"])).got;
+    expect(scope).toEqual(expected.map((row) => [row[0], row[7], row[8], row[5]]).sort(byGuid));
+    expect(scope.slice(0, 3).map((row) => row[0])).toEqual(["FFFD", "G1", "G10"]);
     expect(store.scanFields(['a"b'])).toBeNull();
     expect(store.scanFields(Array.from({ length: 20 }, (_, i) => `f${i}`))).toBeNull();
     db.close();
@@ -59,11 +64,12 @@ describe("embedded items table: a data folder from before the cell columns", () 
     upgradeItems(db);
     const columns = db.prepare("SELECT name FROM pragma_table_xinfo('items')").pluck().all();
     expect(columns).toEqual(["id", "guid", "sku", "fields", "stock_cell", "price_cell"]);
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items' AND sql IS NOT NULL").pluck().all()).toEqual(["items_sku"]);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items' AND sql IS NOT NULL").pluck().all()).toEqual(["items_sku", "items_cells"]);
     const store = new ItemStore(db);
     const { expected, got } = await cells(store, ["guid", "stock", "price", "title", "id"]);
     expect(expected).toEqual(before);
     expect(got).toEqual(before);
+    expect((await cells(store, ["guid", "stock", "price"])).got).toEqual(before.map((row) => row.slice(0, 3)).sort((a, b) => ((a[0] ?? "") < (b[0] ?? "") ? -1 : 1)));
     expect(got[1]).toEqual(["G2", "2", "3", "T2", "2"]);
     expect(store.insert({ id: "", guid: "NEW", sku: "N" }).id).toBe("31");
     // Opened again: nothing to do.
