@@ -75,8 +75,11 @@ export class WorkDb {
 
   constructor(file: string) {
     this.db = new Database(file);
-    // Scratch data: durability is worthless here, speed is not.
+    // Scratch data: durability is worthless here, speed is not. better-sqlite3 opens a connection in SQLite's
+    // defensive mode, which keeps the rollback journal without a word when asked to turn it off.
+    this.db.unsafeMode(true);
     this.db.pragma("journal_mode = OFF");
+    this.db.unsafeMode(false);
     this.db.pragma(SQLITE_CACHE_PRAGMA);
     this.db.pragma("synchronous = OFF");
     this.db.exec(`

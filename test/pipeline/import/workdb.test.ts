@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,6 +8,20 @@ import { planProduct, planRemoval } from "../../../src/pipeline/import/plan.js";
 const open = (): WorkDb => new WorkDb(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-work-")), "work.db"));
 
 describe("work database", () => {
+  it("writes no rollback journal: its scratch data is not worth one", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "conveyor-work-"));
+    const db = new WorkDb(path.join(dir, "work.db"));
+    const touched: string[] = [];
+    const watcher = watch(dir, (_event, name) => touched.push(String(name)));
+    db.addScope(Array.from({ length: 500 }, (_, i) => ({ identifier: `I${i}`, values: { guid: `I${i}` } })));
+    db.addWaiting('["I1"]', 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    watcher.close();
+    db.close();
+    expect(touched.some((name) => name.endsWith("-journal"))).toBe(false);
+    expect(touched).toContain("work.db");
+  });
+
   it("keeps the last row of an identifier, counts merges, and pages in file order", () => {
     const db = open();
     db.addIncoming("A", 2, { guid: "A", stock: "1" }, new Set());
