@@ -8,6 +8,7 @@ import { SqliteLocks } from "./sqlite-locks.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import { SqliteLogs } from "./sqlite-logs.js";
 import { SqliteSnapshotPut } from "./sqlite-snapshot-put.js";
+import { sqliteSnapshotCount, sqliteSourcePages } from "./sqlite-source-pages.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import { makePrivateDir, privateSqlite } from "./private-files.js";
 import type {
@@ -86,7 +87,11 @@ export class SqliteStore implements StateStore {
   private readonly logs: SqliteLogs;
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
-  constructor(file: string, options: { dataDir?: string } = {}) {
+  constructor(
+    readonly localFile: string,
+    options: { dataDir?: string } = {},
+  ) {
+    const file = localFile;
     this.debugFiles = new FolderDebugFiles(options.dataDir ?? path.dirname(file));
     makePrivateDir(path.dirname(file));
     try {
@@ -246,16 +251,7 @@ export class SqliteStore implements StateStore {
   }
 
   async *snapshotSourcePages(key: string, pageSize = 1000): AsyncGenerator<Array<[string, string | null]>> {
-    // Keyset pages along the primary key: no statement stays open while the caller awaits between pages.
-    const page = this.db.prepare("SELECT identifier, source FROM snapshots WHERE key = ? AND identifier > ? ORDER BY identifier LIMIT ?").raw();
-    let after = "";
-    for (;;) {
-      const rows = page.all(key, after, pageSize) as Array<[string, string | null]>;
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1]?.[0] ?? after;
-      yield rows;
-      if (rows.length < pageSize) return;
-    }
+    yield* sqliteSourcePages(this.db, key, pageSize);
   }
 
   /**
@@ -277,7 +273,7 @@ export class SqliteStore implements StateStore {
   }
 
   async snapshotCount(key: string): Promise<number> {
-    return (this.db.prepare("SELECT count(*) AS n FROM snapshots WHERE key = ?").get(key) as { n: number }).n;
+    return sqliteSnapshotCount(this.db, key);
   }
 
   async snapshotPruneBefore(key: string, since: string): Promise<number> {

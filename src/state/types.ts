@@ -272,6 +272,12 @@ export interface StoredDebugFile {
 }
 
 export interface StateStore {
+  /**
+   * The SQLite file the store keeps its state in, which another thread may
+   * open to read apart (a diff run's source index); none for a store that a
+   * thread cannot open by a path.
+   */
+  readonly localFile?: string;
   createRun(run: RunRecord): Promise<void>;
   /**
    * The progress of a running run and its heartbeat, in a column of their own:

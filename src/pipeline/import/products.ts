@@ -26,7 +26,8 @@ import { ProductPlanner, type OpSink, type PlannerOptions, type PlannerRow } fro
 import { QUIET_DEBUG, readAndMap, SETTLED, type NotPlanned } from "./read.js";
 import { RepeatFinder } from "./repeats.js";
 import { journalScope, limitedFields, scopeFields, serviceActionFields, startProductScope, type ScopeRead } from "./scope.js";
-import { startSourceIndex, type SourceIndex } from "./source-index.js";
+import type { SourceIndex } from "./source-index.js";
+import { startSourceIndex } from "./source-index-read.js";
 import { WorkDb } from "./workdb.js";
 import type { LateJournal } from "../../undo/late-journal.js";
 import { ownCopy } from "../../memory.js";

@@ -16,8 +16,7 @@
  */
 
 import type { StateStore } from "../../state/index.js";
-import type { PassInput } from "./pass-driver.js";
-import { DEFINITION_CHARS, fingerprintable } from "./source-fingerprint.js";
+import { DEFINITION_CHARS } from "./source-fingerprint.js";
 
 /** What the index knows of one identifier's snapshot entry against a row's fingerprint. */
 export const SOURCE = { none: 0, current: 1, equal: 2, unknown: 3 } as const;
@@ -38,9 +37,9 @@ const KIND_SHIFT = 24;
 const HIGH_MASK = 0xff_ffff;
 
 /**
- * Entries read at most. The table costs about 15 bytes an entry, so a
- * snapshot of any size holds it to some 16 MB and a run's peak memory stays
- * flat in rows; past this many, the identifiers it did not read are looked
+ * Entries read at most. The table costs about 15 bytes an entry (the read
+ * holds 12 more until the table is built), so a snapshot of any size holds
+ * it to some 16 MB and a run's peak memory stays flat in rows; past this many, the identifiers it did not read are looked
  * up in the store, batch by batch, as they were before the index.
  */
 export const MAX_ENTRIES = 1 << 20;
@@ -79,42 +78,119 @@ export function sourceMatch(stored: string | undefined, fingerprint: string): So
   return stored === fingerprint ? SOURCE.equal : SOURCE.current;
 }
 
+/** A page of a snapshot's identifiers and source fingerprints (null for an entry without one). */
+export type SourcePage = ReadonlyArray<readonly [string, string | null]>;
+
+/** An index as a thread sends it: the table's buffer is moved, not copied. */
+export interface SourceIndexParts {
+  slots: Uint32Array<ArrayBuffer>;
+  capacity: number;
+  definitions: Array<[string, number]>;
+  complete: boolean;
+  partial: boolean;
+}
+
+/**
+ * Entries per block of the read, which holds them until it knows how many
+ * there are. A block stays under the C library's threshold for mapping an
+ * allocation of its own: freeing a mapped one raises that threshold for the
+ * rest of the process.
+ */
+const BLOCK = 1 << 13;
+
 export class SourceIndex {
-  private readonly slots: Uint32Array;
+  private slots: Uint32Array<ArrayBuffer> = new Uint32Array(0);
+  private capacity = 0;
   private readonly definitions = new Map<string, number>();
   private lastDefinition = "\u0000";
   private lastIndex: number | undefined = undefined;
-  /** False when the read was cut short or met more entries than counted: then the store answers every lookup. */
+  /** False when the read was cut short: then the store answers every lookup. */
   private complete = true;
   /** True when the snapshot holds more than MAX_ENTRIES: an identifier not in the table may still be in the store. */
   private partial = false;
 
-  private constructor(private readonly capacity: number) {
-    this.slots = new Uint32Array(capacity * WORDS);
-  }
+  private constructor() {}
 
   /**
    * Reads the entries of `key`, at most `limit` (the rest are left to the
    * store); `stopped` ends the read early (the index is then incomplete, and
    * not used).
    */
-  static async load(store: StateStore, key: string, stopped: () => boolean, limit = MAX_ENTRIES): Promise<SourceIndex> {
-    const count = await store.snapshotCount(key);
-    const index = new SourceIndex(Math.max(16, Math.ceil(Math.min(count, limit) / LOAD) + 1));
-    index.partial = count > limit;
+  static load(store: StateStore, key: string, stopped: () => boolean, limit = MAX_ENTRIES): Promise<SourceIndex> {
+    return SourceIndex.fromPages(store.snapshotSourcePages(key), stopped, limit);
+  }
+
+  /**
+   * The index of a snapshot's pages of identifiers and fingerprints, in
+   * identifier order. Without `count`, the entries are kept as their slot
+   * words in blocks and the table is sized from their number (a count read
+   * every page of the snapshot a second time on the run's thread). With it
+   * (source-index-thread.ts counts on a thread of its own), the table is
+   * filled as the pages come, and more entries than counted leave the index
+   * incomplete.
+   */
+  static async fromPages(pages: AsyncIterable<SourcePage> | Iterable<SourcePage>, stopped: () => boolean, limit = MAX_ENTRIES, count?: number): Promise<SourceIndex> {
+    const index = new SourceIndex();
+    const blocks: Uint32Array[] = [];
+    const entry = new Uint32Array(WORDS);
+    if (count !== undefined) index.size(Math.min(count, limit));
     let seen = 0;
-    for await (const page of store.snapshotSourcePages(key)) {
-      // More entries than counted would overfill the table: the index then gives way to the store.
-      if (stopped() || seen + page.length > count) {
+    for await (const page of pages) {
+      if (stopped() || (count !== undefined && seen + Math.min(page.length, limit - seen) > count)) {
         index.complete = false;
         break;
       }
-      const room = limit - seen;
-      for (const [id, source] of page.length > room ? page.slice(0, room) : page) index.add(id, source);
-      seen += page.length;
-      if (seen >= limit && index.partial) break;
+      if (seen + page.length > limit) index.partial = true;
+      for (let i = 0; i < page.length && seen < limit; i++, seen++) {
+        const [id, source] = page[i] as [string, string | null];
+        if (count !== undefined) {
+          index.entryWords(id, source, entry, 0);
+          index.place(entry, 0);
+          continue;
+        }
+        const at = (seen % BLOCK) * WORDS;
+        if (at === 0) blocks.push(new Uint32Array(BLOCK * WORDS));
+        index.entryWords(id, source, blocks[blocks.length - 1] as Uint32Array, at);
+      }
+      if (index.partial) break;
+    }
+    if (index.complete && count === undefined) {
+      index.size(seen);
+      for (let n = 0; n < seen; n++) index.place(blocks[Math.floor(n / BLOCK)] as Uint32Array, (n % BLOCK) * WORDS);
     }
     return index;
+  }
+
+  parts(): SourceIndexParts {
+    return { slots: this.slots, capacity: this.capacity, definitions: [...this.definitions], complete: this.complete, partial: this.partial };
+  }
+
+  static fromParts(parts: SourceIndexParts): SourceIndex {
+    const index = new SourceIndex();
+    index.slots = parts.slots;
+    index.capacity = parts.capacity;
+    for (const [definition, n] of parts.definitions) index.definitions.set(definition, n);
+    index.complete = parts.complete;
+    index.partial = parts.partial;
+    return index;
+  }
+
+  private size(entries: number): void {
+    this.capacity = Math.max(16, Math.ceil(entries / LOAD) + 1);
+    this.slots = new Uint32Array(this.capacity * WORDS);
+  }
+
+  /** Puts an entry's slot words, `words` from `from`, in the table; a second entry of its hash makes the slot ambiguous. */
+  private place(words: Uint32Array, from: number): void {
+    const hash = words[from] ?? 0;
+    const at = this.slot(hash);
+    if (this.slots[at + 1] !== EMPTY) {
+      this.slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
+      return;
+    }
+    this.slots[at] = hash;
+    this.slots[at + 1] = words[from + 1] ?? EMPTY;
+    this.slots[at + 2] = words[from + 2] ?? 0;
   }
 
   /** The first word of the slot of `hash`: its own, or the empty one where it would go. */
@@ -126,21 +202,12 @@ export class SourceIndex {
     return at;
   }
 
-  private add(id: string, source: string | null): void {
-    const hash = hashId(id);
-    const at = this.slot(hash);
-    if (this.slots[at + 1] !== EMPTY) {
-      this.slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
-      return;
-    }
-    this.slots[at] = hash;
-    this.fill(at, source);
-  }
-
-  private fill(at: number, source: string | null): void {
-    const { slots } = this;
+  /** An entry's three slot words, written into `out` at `at`: its identifier's hash, then what its fingerprint is. */
+  private entryWords(id: string, source: string | null, out: Uint32Array, at: number): void {
+    out[at] = hashId(id);
+    out[at + 2] = 0;
     if (source === null) {
-      slots[at + 1] = NO_SOURCE << KIND_SHIFT;
+      out[at + 1] = NO_SOURCE << KIND_SHIFT;
       return;
     }
     const high = source.length === FINGERPRINT_CHARS ? bits(source, DEFINITION_CHARS, HIGH_CHARS) : -1;
@@ -148,11 +215,11 @@ export class SourceIndex {
     const definition = this.definitionIndex(source.slice(0, DEFINITION_CHARS), true);
     // A fingerprint of another shape (an older scheme) is compared by the store.
     if (low < 0 || definition === undefined) {
-      slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
+      out[at + 1] = AMBIGUOUS << KIND_SHIFT;
       return;
     }
-    slots[at + 1] = (definition << KIND_SHIFT) | high;
-    slots[at + 2] = low;
+    out[at + 1] = (definition << KIND_SHIFT) | high;
+    out[at + 2] = low;
   }
 
   /** The index of a row fingerprint's definition part; the last one is kept, as a file's rows share one or two. */
@@ -185,39 +252,4 @@ export class SourceIndex {
     const equal = (word & HIGH_MASK) === bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) && this.slots[at + 2] === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
     return equal ? SOURCE.equal : SOURCE.current;
   }
-}
-
-/** A source index being read: the planner awaits `index` (null when the pass cannot settle rows); `stop` ends the read and lets the index go. */
-export interface SourceIndexRead {
-  readonly index: Promise<SourceIndex | null>;
-  stop(): Promise<void>;
-}
-
-const NO_INDEX: SourceIndexRead = { index: Promise.resolve(null), stop: async () => undefined };
-
-/**
- * Starts reading the index when the pass opens, so that it overlaps the
- * download and the scope read; only for a pass whose rows can be settled
- * (the conditions of ProductPlanner.settle and sourceFingerprints).
- */
-export function startSourceIndex(input: Pick<PassInput, "config" | "diff" | "store" | "snapshotKey" | "signal">): SourceIndexRead {
-  const { config } = input;
-  const updates = config.update !== undefined && config.update !== true;
-  const csv = config.format === undefined || config.format === "csv";
-  if (!input.diff || !updates || config.diff_update || !csv || !fingerprintable(config)) return NO_INDEX;
-  let stopped = false;
-  let index: Promise<SourceIndex | null> = SourceIndex.load(input.store, input.snapshotKey, () => stopped || input.signal?.aborted === true);
-  // The planner awaits it and sees its error; until then it must not count as unhandled.
-  index.catch(() => undefined);
-  return {
-    get index() {
-      return index;
-    },
-    stop: async () => {
-      stopped = true;
-      await index.catch(() => undefined);
-      // Its tables are not needed past the plan: a live run's apply and commit run without them.
-      index = Promise.resolve(null);
-    },
-  };
 }

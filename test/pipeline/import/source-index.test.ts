@@ -2,8 +2,9 @@ import { hash } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SOURCE, SourceIndex, sourceMatch, startSourceIndex } from "../../../src/pipeline/import/source-index.js";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { SOURCE, SourceIndex, sourceMatch } from "../../../src/pipeline/import/source-index.js";
+import { startSourceIndex } from "../../../src/pipeline/import/source-index-read.js";
 import type { FileConfig } from "../../../src/definition/index.js";
 import type { SnapshotEntry } from "../../../src/state/index.js";
 import { SqliteStore } from "../../../src/state/sqlite.js";
@@ -101,6 +102,60 @@ describe("source index", () => {
     const exact = await SourceIndex.load(store, "k", () => false, 50);
     expect(exact.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
     expect(exact.match("G49", fp(DEF, 49))).toBe(SOURCE.equal);
+  });
+
+  it("reads past its blocks, and tells a limit met at a page's end from one the snapshot passes", async () => {
+    // Pages of a thousand entries, blocks of 8,192: twenty thousand entries fill three blocks and end a page.
+    const entries: SnapshotEntry[] = Array.from({ length: 20_000 }, (_, i) => ({ identifier: `G${String(i).padStart(5, "0")}`, values: {}, source: fp(DEF, i) }));
+    await store.snapshotPut("k", entries);
+    const exact = await SourceIndex.load(store, "k", () => false, 20_000);
+    entries.forEach((e, i) => expect(exact.match(e.identifier, fp(DEF, i))).toBe(SOURCE.equal));
+    expect(exact.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
+    await store.snapshotPut("k", [{ identifier: "H", values: {}, source: fp(DEF, 1) }]);
+    const over = await SourceIndex.load(store, "k", () => false, 20_000);
+    expect(over.match("G19999", fp(DEF, 19_999))).toBe(SOURCE.equal);
+    expect(over.match("H", fp(DEF, 1))).toBe(SOURCE.unknown);
+    expect(over.match("NEW", fp(DEF, 0))).toBe(SOURCE.unknown);
+  });
+
+  it("fills a table sized by a count as its pages come, and gives way to the store when they pass the count", async () => {
+    const entries = Array.from({ length: 3000 }, (_, i) => [`G${String(i).padStart(4, "0")}`, i % 10 ? fp(DEF, i) : null] as const);
+    const pages = [entries.slice(0, 1000), entries.slice(1000, 2000), entries.slice(2000)];
+    const counted = await SourceIndex.fromPages(pages, () => false, 5000, 3000);
+    const blocked = await SourceIndex.fromPages(pages, () => false, 5000);
+    for (const [i, [id]] of entries.entries()) {
+      for (const row of [fp(DEF, i), fp(DEF, i + 1)]) expect(counted.match(id, row)).toBe(blocked.match(id, row));
+      expect(counted.match(id, fp(DEF, i))).toBe(i % 10 ? SOURCE.equal : SOURCE.none);
+    }
+    expect((await SourceIndex.fromPages(pages, () => false, 5000, 2999)).match("G0001", fp(DEF, 1))).toBe(SOURCE.unknown);
+    // A limit below the count: the table holds the limit's entries, the rest are the store's.
+    const limited = await SourceIndex.fromPages(pages, () => false, 1500, 3000);
+    expect(limited.match("G1499", fp(DEF, 1499))).toBe(SOURCE.equal);
+    expect(limited.match("G1501", fp(DEF, 1501))).toBe(SOURCE.unknown);
+  });
+
+  it("is read on a thread of its own from the store's file, and by the store when the thread cannot read it", async () => {
+    const entries: SnapshotEntry[] = Array.from({ length: 3000 }, (_, i) => ({ identifier: `G${i}`, values: {}, source: fp(DEF, i) }));
+    await store.snapshotPut("k", [...entries, { identifier: "NOSRC", values: {} }]);
+    const config = { update: "edit", service_actions: [], vendor_actions: [], field_map: { guid: "guid" }, identifier: "guid" } as unknown as FileConfig;
+    const pages = vi.spyOn(store, "snapshotSourcePages");
+    const check = (index: SourceIndex | null): void => {
+      if (!index) throw new Error("no index");
+      entries.forEach((e, i) => expect(index.match(e.identifier, fp(DEF, i))).toBe(SOURCE.equal));
+      expect(index.match("G1", fp(DEF, 2))).toBe(SOURCE.current);
+      expect(index.match("NOSRC", fp(DEF, 0))).toBe(SOURCE.none);
+      expect(index.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
+    };
+    const threaded = startSourceIndex({ config, diff: true, store, snapshotKey: "k" });
+    check(await threaded.index);
+    await threaded.stop();
+    expect(pages).not.toHaveBeenCalled();
+    // A file the thread cannot open: the store reads the index on this thread.
+    const elsewhere = Object.assign(Object.create(store) as SqliteStore, { localFile: path.join(tmpdir(), "conveyor-no-such-state.db") });
+    const fallback = startSourceIndex({ config, diff: true, store: elsewhere, snapshotKey: "k" });
+    check(await fallback.index);
+    await fallback.stop();
+    expect(pages).toHaveBeenCalledTimes(1);
   });
 
   it("is read only for a diff run whose rows can be settled", async () => {

@@ -1,0 +1,32 @@
+/**
+ * The thread of a diff run's source index (source-index-read.ts): reads the
+ * snapshot's count and fingerprints from the SQLite file on a connection of
+ * its own, builds the index and moves its table to the run.
+ *
+ * @module
+ */
+
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
+import { sqliteSnapshotCount, sqliteSourcePages } from "../../state/sqlite-source-pages.js";
+import type { SourceThreadAnswer, SourceThreadData } from "./source-index-read.js";
+import { SourceIndex } from "./source-index.js";
+
+const port = parentPort;
+if (!port) throw new Error("source-index-thread runs as a worker thread");
+const { file, key, limit } = workerData as SourceThreadData;
+try {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(SQLITE_CACHE_PRAGMA);
+    // Counted first, here where it costs the run's thread nothing: the table is then the only memory the read holds.
+    const count = sqliteSnapshotCount(db, key);
+    const parts = (await SourceIndex.fromPages(sqliteSourcePages(db, key), () => false, limit, count)).parts();
+    port.postMessage({ parts } satisfies SourceThreadAnswer, [parts.slots.buffer]);
+  } finally {
+    db.close();
+  }
+} catch (err) {
+  port.postMessage({ error: err instanceof Error ? err.message : String(err) } satisfies SourceThreadAnswer);
+}

@@ -1,0 +1,28 @@
+/**
+ * The SQLite store's reads of a snapshot's source fingerprints and count, shared
+ * by the store and by the thread that builds a diff run's source index from the same
+ * file (source-index-thread.ts).
+ *
+ * @module
+ */
+
+import type Database from "better-sqlite3";
+
+/** Every entry of `key` as identifier and source fingerprint, in pages in identifier order. */
+export function* sqliteSourcePages(db: Database.Database, key: string, pageSize = 1000): Generator<Array<[string, string | null]>> {
+  // Keyset pages along the primary key: no statement stays open while the caller awaits between pages.
+  const page = db.prepare("SELECT identifier, source FROM snapshots WHERE key = ? AND identifier > ? ORDER BY identifier LIMIT ?").raw();
+  let after = "";
+  for (;;) {
+    const rows = page.all(key, after, pageSize) as Array<[string, string | null]>;
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]?.[0] ?? after;
+    yield rows;
+    if (rows.length < pageSize) return;
+  }
+}
+
+/** The entries of `key`: a read of every page of its entries, as SQLite keeps no count. */
+export function sqliteSnapshotCount(db: Database.Database, key: string): number {
+  return db.prepare("SELECT count(*) FROM snapshots WHERE key = ?").pluck().get(key) as number;
+}
