@@ -20,9 +20,7 @@ try {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     db.pragma(SQLITE_CACHE_PRAGMA);
-    // Counted first, here where it costs the run's thread nothing: the table is then the only memory the read holds.
-    const count = sqliteSnapshotCount(db, key);
-    const parts = (await SourceIndex.fromPages(sqliteSourcePages(db, key), () => false, limit, count)).parts();
+    const parts = (await SourceIndex.fromPages(sqliteSourcePages(db, key), sqliteSnapshotCount(db, key), () => false, limit)).parts();
     port.postMessage({ parts } satisfies SourceThreadAnswer, [parts.slots.buffer]);
   } finally {
     db.close();

@@ -37,9 +37,9 @@ const KIND_SHIFT = 24;
 const HIGH_MASK = 0xff_ffff;
 
 /**
- * Entries read at most. The table costs about 15 bytes an entry (the read
- * holds 12 more until the table is built), so a snapshot of any size holds
- * it to some 16 MB and a run's peak memory stays flat in rows; past this many, the identifiers it did not read are looked
+ * Entries read at most. The table costs about 15 bytes an entry, so a
+ * snapshot of any size holds it to some 16 MB and a run's peak memory stays
+ * flat in rows; past this many, the identifiers it did not read are looked
  * up in the store, batch by batch, as they were before the index.
  */
 export const MAX_ENTRIES = 1 << 20;
@@ -90,107 +90,66 @@ export interface SourceIndexParts {
   partial: boolean;
 }
 
-/**
- * Entries per block of the read, which holds them until it knows how many
- * there are. A block stays under the C library's threshold for mapping an
- * allocation of its own: freeing a mapped one raises that threshold for the
- * rest of the process.
- */
-const BLOCK = 1 << 13;
-
 export class SourceIndex {
-  private slots: Uint32Array<ArrayBuffer> = new Uint32Array(0);
-  private capacity = 0;
+  private slots: Uint32Array<ArrayBuffer>;
   private readonly definitions = new Map<string, number>();
   private lastDefinition = "\u0000";
   private lastIndex: number | undefined = undefined;
-  /** False when the read was cut short: then the store answers every lookup. */
+  /** False when the read was cut short or met more entries than counted: then the store answers every lookup. */
   private complete = true;
   /** True when the snapshot holds more than MAX_ENTRIES: an identifier not in the table may still be in the store. */
   private partial = false;
 
-  private constructor() {}
+  private constructor(private capacity: number) {
+    this.slots = new Uint32Array(capacity * WORDS);
+  }
 
   /**
    * Reads the entries of `key`, at most `limit` (the rest are left to the
    * store); `stopped` ends the read early (the index is then incomplete, and
-   * not used).
+   * not used). The count sizes the table; on PostgreSQL the server counts.
    */
-  static load(store: StateStore, key: string, stopped: () => boolean, limit = MAX_ENTRIES): Promise<SourceIndex> {
-    return SourceIndex.fromPages(store.snapshotSourcePages(key), stopped, limit);
+  static async load(store: StateStore, key: string, stopped: () => boolean, limit = MAX_ENTRIES): Promise<SourceIndex> {
+    const count = await store.snapshotCount(key);
+    return SourceIndex.fromPages(store.snapshotSourcePages(key), count, stopped, limit);
   }
 
   /**
    * The index of a snapshot's pages of identifiers and fingerprints, in
-   * identifier order. Without `count`, the entries are kept as their slot
-   * words in blocks and the table is sized from their number (a count read
-   * every page of the snapshot a second time on the run's thread). With it
-   * (source-index-thread.ts counts on a thread of its own), the table is
-   * filled as the pages come, and more entries than counted leave the index
-   * incomplete.
+   * identifier order, in a table sized for `count` entries (at most
+   * `limit`). More entries than counted would overfill the table: the index
+   * then gives way to the store.
    */
-  static async fromPages(pages: AsyncIterable<SourcePage> | Iterable<SourcePage>, stopped: () => boolean, limit = MAX_ENTRIES, count?: number): Promise<SourceIndex> {
-    const index = new SourceIndex();
-    const blocks: Uint32Array[] = [];
-    const entry = new Uint32Array(WORDS);
-    if (count !== undefined) index.size(Math.min(count, limit));
+  static async fromPages(pages: AsyncIterable<SourcePage> | Iterable<SourcePage>, count: number, stopped: () => boolean, limit = MAX_ENTRIES): Promise<SourceIndex> {
+    const index = new SourceIndex(Math.max(16, Math.ceil(Math.min(count, limit) / LOAD) + 1));
+    index.partial = count > limit;
     let seen = 0;
     for await (const page of pages) {
-      if (stopped() || (count !== undefined && seen + Math.min(page.length, limit - seen) > count)) {
+      if (stopped() || seen + page.length > count) {
         index.complete = false;
         break;
       }
-      if (seen + page.length > limit) index.partial = true;
-      for (let i = 0; i < page.length && seen < limit; i++, seen++) {
-        const [id, source] = page[i] as [string, string | null];
-        if (count !== undefined) {
-          index.entryWords(id, source, entry, 0);
-          index.place(entry, 0);
-          continue;
-        }
-        const at = (seen % BLOCK) * WORDS;
-        if (at === 0) blocks.push(new Uint32Array(BLOCK * WORDS));
-        index.entryWords(id, source, blocks[blocks.length - 1] as Uint32Array, at);
-      }
-      if (index.partial) break;
-    }
-    if (index.complete && count === undefined) {
-      index.size(seen);
-      for (let n = 0; n < seen; n++) index.place(blocks[Math.floor(n / BLOCK)] as Uint32Array, (n % BLOCK) * WORDS);
+      const room = limit - seen;
+      for (const [id, source] of page.length > room ? page.slice(0, room) : page) index.add(id, source);
+      seen += page.length;
+      if (seen >= limit && index.partial) break;
     }
     return index;
   }
 
+  /** What a thread sends of the index it read (source-index-thread.ts). */
   parts(): SourceIndexParts {
     return { slots: this.slots, capacity: this.capacity, definitions: [...this.definitions], complete: this.complete, partial: this.partial };
   }
 
   static fromParts(parts: SourceIndexParts): SourceIndex {
-    const index = new SourceIndex();
+    const index = new SourceIndex(0);
     index.slots = parts.slots;
     index.capacity = parts.capacity;
     for (const [definition, n] of parts.definitions) index.definitions.set(definition, n);
     index.complete = parts.complete;
     index.partial = parts.partial;
     return index;
-  }
-
-  private size(entries: number): void {
-    this.capacity = Math.max(16, Math.ceil(entries / LOAD) + 1);
-    this.slots = new Uint32Array(this.capacity * WORDS);
-  }
-
-  /** Puts an entry's slot words, `words` from `from`, in the table; a second entry of its hash makes the slot ambiguous. */
-  private place(words: Uint32Array, from: number): void {
-    const hash = words[from] ?? 0;
-    const at = this.slot(hash);
-    if (this.slots[at + 1] !== EMPTY) {
-      this.slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
-      return;
-    }
-    this.slots[at] = hash;
-    this.slots[at + 1] = words[from + 1] ?? EMPTY;
-    this.slots[at + 2] = words[from + 2] ?? 0;
   }
 
   /** The first word of the slot of `hash`: its own, or the empty one where it would go. */
@@ -202,12 +161,21 @@ export class SourceIndex {
     return at;
   }
 
-  /** An entry's three slot words, written into `out` at `at`: its identifier's hash, then what its fingerprint is. */
-  private entryWords(id: string, source: string | null, out: Uint32Array, at: number): void {
-    out[at] = hashId(id);
-    out[at + 2] = 0;
+  private add(id: string, source: string | null): void {
+    const hash = hashId(id);
+    const at = this.slot(hash);
+    if (this.slots[at + 1] !== EMPTY) {
+      this.slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
+      return;
+    }
+    this.slots[at] = hash;
+    this.fill(at, source);
+  }
+
+  private fill(at: number, source: string | null): void {
+    const { slots } = this;
     if (source === null) {
-      out[at + 1] = NO_SOURCE << KIND_SHIFT;
+      slots[at + 1] = NO_SOURCE << KIND_SHIFT;
       return;
     }
     const high = source.length === FINGERPRINT_CHARS ? bits(source, DEFINITION_CHARS, HIGH_CHARS) : -1;
@@ -215,11 +183,11 @@ export class SourceIndex {
     const definition = this.definitionIndex(source.slice(0, DEFINITION_CHARS), true);
     // A fingerprint of another shape (an older scheme) is compared by the store.
     if (low < 0 || definition === undefined) {
-      out[at + 1] = AMBIGUOUS << KIND_SHIFT;
+      slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
       return;
     }
-    out[at + 1] = (definition << KIND_SHIFT) | high;
-    out[at + 2] = low;
+    slots[at + 1] = (definition << KIND_SHIFT) | high;
+    slots[at + 2] = low;
   }
 
   /** The index of a row fingerprint's definition part; the last one is kept, as a file's rows share one or two. */

@@ -104,8 +104,8 @@ describe("source index", () => {
     expect(exact.match("G49", fp(DEF, 49))).toBe(SOURCE.equal);
   });
 
-  it("reads past its blocks, and tells a limit met at a page's end from one the snapshot passes", async () => {
-    // Pages of a thousand entries, blocks of 8,192: twenty thousand entries fill three blocks and end a page.
+  it("tells a limit met at a page's end from one the snapshot passes", async () => {
+    // Pages of a thousand entries: twenty thousand end a page.
     const entries: SnapshotEntry[] = Array.from({ length: 20_000 }, (_, i) => ({ identifier: `G${String(i).padStart(5, "0")}`, values: {}, source: fp(DEF, i) }));
     await store.snapshotPut("k", entries);
     const exact = await SourceIndex.load(store, "k", () => false, 20_000);
@@ -118,18 +118,17 @@ describe("source index", () => {
     expect(over.match("NEW", fp(DEF, 0))).toBe(SOURCE.unknown);
   });
 
-  it("fills a table sized by a count as its pages come, and gives way to the store when they pass the count", async () => {
+  it("fills its table from pages, and gives way to the store when they pass the count", async () => {
     const entries = Array.from({ length: 3000 }, (_, i) => [`G${String(i).padStart(4, "0")}`, i % 10 ? fp(DEF, i) : null] as const);
     const pages = [entries.slice(0, 1000), entries.slice(1000, 2000), entries.slice(2000)];
-    const counted = await SourceIndex.fromPages(pages, () => false, 5000, 3000);
-    const blocked = await SourceIndex.fromPages(pages, () => false, 5000);
+    const counted = await SourceIndex.fromPages(pages, 3000, () => false, 5000);
     for (const [i, [id]] of entries.entries()) {
-      for (const row of [fp(DEF, i), fp(DEF, i + 1)]) expect(counted.match(id, row)).toBe(blocked.match(id, row));
       expect(counted.match(id, fp(DEF, i))).toBe(i % 10 ? SOURCE.equal : SOURCE.none);
+      expect(counted.match(id, fp(DEF, i + 1))).toBe(i % 10 ? SOURCE.current : SOURCE.none);
     }
-    expect((await SourceIndex.fromPages(pages, () => false, 5000, 2999)).match("G0001", fp(DEF, 1))).toBe(SOURCE.unknown);
+    expect((await SourceIndex.fromPages(pages, 2999, () => false, 5000)).match("G0001", fp(DEF, 1))).toBe(SOURCE.unknown);
     // A limit below the count: the table holds the limit's entries, the rest are the store's.
-    const limited = await SourceIndex.fromPages(pages, () => false, 1500, 3000);
+    const limited = await SourceIndex.fromPages(pages, 3000, () => false, 1500);
     expect(limited.match("G1499", fp(DEF, 1499))).toBe(SOURCE.equal);
     expect(limited.match("G1501", fp(DEF, 1501))).toBe(SOURCE.unknown);
   });
