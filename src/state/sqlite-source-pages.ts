@@ -1,7 +1,7 @@
 /**
- * The SQLite store's reads of a snapshot's source fingerprints and count, shared
- * by the store and by the thread that builds a diff run's source index from the same
- * file (source-index-thread.ts).
+ * The SQLite store's reads of a snapshot's count and source fingerprints,
+ * shared by the store and by the thread that builds a diff run's source index
+ * from the same file (source-index-thread.ts).
  *
  * @module
  */
@@ -22,7 +22,7 @@ export function* sqliteSourcePages(db: Database.Database, key: string, pageSize 
   }
 }
 
-/** The entries of `key`: a read of every page of its entries, as SQLite keeps no count. */
+/** How many entries `key` has: SQLite keeps no count, so this reads every page of them. */
 export function sqliteSnapshotCount(db: Database.Database, key: string): number {
   return db.prepare("SELECT count(*) FROM snapshots WHERE key = ?").pluck().get(key) as number;
 }

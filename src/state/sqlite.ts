@@ -78,6 +78,7 @@ function runFromRow(row: RunRow): RunRecord {
 
 /** The embedded default: one SQLite file in the data folder, WAL, migrations by user_version. */
 export class SqliteStore implements StateStore {
+  readonly localFile: string;
   private readonly db: Database.Database;
   private readonly debugFiles: FolderDebugFiles;
   private snapshotLookup: Database.Statement | undefined;
@@ -87,11 +88,8 @@ export class SqliteStore implements StateStore {
   private readonly logs: SqliteLogs;
 
   /** `dataDir` holds the run folders (debug files); by default the folder of the database file. */
-  constructor(
-    readonly localFile: string,
-    options: { dataDir?: string } = {},
-  ) {
-    const file = localFile;
+  constructor(file: string, options: { dataDir?: string } = {}) {
+    this.localFile = file;
     this.debugFiles = new FolderDebugFiles(options.dataDir ?? path.dirname(file));
     makePrivateDir(path.dirname(file));
     try {
