@@ -135,7 +135,7 @@ export class ItemStore {
    * parsing each item's JSON in JavaScript: SQLite reads the few fields a
    * scope read asks for, stock and price from their cell columns
    * (item-table.ts) without parsing the JSON. A read of guid, id and the
-   * cells alone is answered by their index, in guid order; any other in id
+   * cells alone is answered by their index, in guid order; every other in id
    * order. Item fields are strings; an item holding another JSON scalar
    * there (a number, true) is parsed whole, so that each cell reads as
    * `String(item[field] ?? "")` does. Null for a field name a JSON path
