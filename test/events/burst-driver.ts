@@ -84,8 +84,15 @@ export async function runBurst(o: BurstOptions): Promise<BurstResult> {
     // Any second delivery would come from a second run: give one a window and a bit to show up.
     await new Promise((r) => setTimeout(r, 2_000));
 
-    const listed = (await (await fetch(`${up.url}/v3/automations/runs?limit=1000`, { headers: up.headers })).json()) as { runs: Array<{ id: string; trigger: string; outcome: string | null; error: unknown }> };
-    const runs = listed.runs;
+    // The sample's catch-up run (every 15 minutes) may have started during the burst: a run still running has not
+    // failed, so the list is taken once every run has ended, or after a bound that shows one that never does.
+    type Listed = { runs: Array<{ id: string; trigger: string; outcome: string | null; error: unknown }> };
+    const list = async (): Promise<Listed> => (await (await fetch(`${up.url}/v3/automations/runs?limit=1000`, { headers: up.headers })).json()) as Listed;
+    const ended = await until("the end of every run", async () => {
+      const listed = await list();
+      return listed.runs.every((r) => r.outcome !== null) ? listed : null;
+    }, 30_000).catch(() => null);
+    const runs = (ended ?? (await list())).runs;
     const latenciesMs = numbers.flatMap((n) => {
       const first = received.get(n)?.[0];
       const answered = answeredAt.get(n);
