@@ -6,6 +6,9 @@ import { ITEMS_SCHEMA, upgradeItems } from "../../src/embedded/item-table.js";
 /** The items table as a data folder from before the cell columns held it. */
 const OLD_ITEMS = "CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT NOT NULL UNIQUE, sku TEXT NOT NULL DEFAULT '', fields TEXT NOT NULL); CREATE INDEX items_sku ON items(sku);";
 
+/** Rows of cells ordered by their first cell, the guid, as SQLite's index orders them. */
+const byGuid = (a: ReadonlyArray<string | undefined>, b: ReadonlyArray<string | undefined>): number => ((a[0] ?? "") < (b[0] ?? "") ? -1 : 1);
+
 async function cells(store: ItemStore, columns: string[]): Promise<{ expected: string[][]; got: string[][] }> {
   const expected: string[][] = [];
   for await (const page of store.scan()) for (const item of page) expected.push(columns.map((c) => String(item[c] ?? "")));
@@ -41,7 +44,6 @@ describe("embedded item store: named fields of every item", () => {
     expect(got.at(-2)).toEqual(["LONE", "lone \ud800 half", "pair 🚀", "", "", "2502", "S00", "\udc00", ""]);
     expect(got.at(-1)).toEqual(["FFFD", "replaced \uFFFD char", "x", "", "", "2503", "S000", "\uFFFD", "0.1"]);
     // The cells alone, as a scope read asks for them, read no JSON: their index gives them, in guid order.
-    const byGuid = (a: ReadonlyArray<string | undefined>, b: ReadonlyArray<string | undefined>): number => ((a[0] ?? "") < (b[0] ?? "") ? -1 : 1);
     const scope = (await cells(store, ["guid", "stock", "price", "id"])).got;
     expect(scope).toEqual(expected.map((row) => [row[0], row[7], row[8], row[5]]).sort(byGuid));
     expect(scope.slice(0, 3).map((row) => row[0])).toEqual(["FFFD", "G1", "G10"]);
@@ -69,7 +71,7 @@ describe("embedded items table: a data folder from before the cell columns", () 
     const { expected, got } = await cells(store, ["guid", "stock", "price", "title", "id"]);
     expect(expected).toEqual(before);
     expect(got).toEqual(before);
-    expect((await cells(store, ["guid", "stock", "price"])).got).toEqual(before.map((row) => row.slice(0, 3)).sort((a, b) => ((a[0] ?? "") < (b[0] ?? "") ? -1 : 1)));
+    expect((await cells(store, ["guid", "stock", "price"])).got).toEqual(before.map((row) => row.slice(0, 3)).sort(byGuid));
     expect(got[1]).toEqual(["G2", "2", "3", "T2", "2"]);
     expect(store.insert({ id: "", guid: "NEW", sku: "N" }).id).toBe("31");
     // Opened again: nothing to do.

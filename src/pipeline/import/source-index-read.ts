@@ -22,8 +22,10 @@ export interface SourceThreadData {
   limit: number;
 }
 
-/** What the thread answers: the index, or why it could not read it. */
-export type SourceThreadAnswer = { parts: SourceIndexParts } | { error: string };
+/** What the thread answers once it has read the index; a thread that fails answers nothing and exits. */
+export interface SourceThreadAnswer {
+  parts: SourceIndexParts;
+}
 
 /** A source index being read: the planner awaits `index` (null when the pass cannot settle rows); `stop` ends the read and lets the index go. */
 export interface SourceIndexRead {
@@ -75,7 +77,7 @@ export function startSourceIndex(input: ReadInput): SourceIndexRead {
 /** The thread's index, or null when it ended without one (it failed, or was stopped). */
 function fromThread(thread: Worker): Promise<SourceIndexParts | null> {
   return new Promise((resolve) => {
-    thread.once("message", (answer: SourceThreadAnswer) => resolve("parts" in answer ? answer.parts : null));
+    thread.once("message", (answer: SourceThreadAnswer) => resolve(answer.parts));
     thread.once("error", () => resolve(null));
     thread.once("exit", () => resolve(null));
   });

@@ -16,15 +16,12 @@ import { SourceIndex } from "./source-index.js";
 const port = parentPort;
 if (!port) throw new Error("source-index-thread runs as a worker thread");
 const { file, key, limit } = workerData as SourceThreadData;
+// An error here ends the thread with its "error" event, and the run reads the index itself.
+const db = new Database(file, { readonly: true, fileMustExist: true });
 try {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma(SQLITE_CACHE_PRAGMA);
-    const parts = (await SourceIndex.fromPages(sqliteSourcePages(db, key), sqliteSnapshotCount(db, key), () => false, limit)).parts();
-    port.postMessage({ parts } satisfies SourceThreadAnswer, [parts.slots.buffer]);
-  } finally {
-    db.close();
-  }
-} catch (err) {
-  port.postMessage({ error: err instanceof Error ? err.message : String(err) } satisfies SourceThreadAnswer);
+  db.pragma(SQLITE_CACHE_PRAGMA);
+  const parts = (await SourceIndex.fromPages(sqliteSourcePages(db, key), sqliteSnapshotCount(db, key), () => false, limit)).parts();
+  port.postMessage({ parts } satisfies SourceThreadAnswer, [parts.slots.buffer]);
+} finally {
+  db.close();
 }

@@ -91,7 +91,6 @@ export interface SourceIndexParts {
 }
 
 export class SourceIndex {
-  private slots: Uint32Array<ArrayBuffer>;
   private readonly definitions = new Map<string, number>();
   private lastDefinition = "\u0000";
   private lastIndex: number | undefined = undefined;
@@ -100,9 +99,10 @@ export class SourceIndex {
   /** True when the snapshot holds more than MAX_ENTRIES: an identifier not in the table may still be in the store. */
   private partial = false;
 
-  private constructor(private capacity: number) {
-    this.slots = new Uint32Array(capacity * WORDS);
-  }
+  private constructor(
+    private readonly capacity: number,
+    private readonly slots: Uint32Array<ArrayBuffer> = new Uint32Array(capacity * WORDS),
+  ) {}
 
   /**
    * Reads the entries of `key`, at most `limit` (the rest are left to the
@@ -143,9 +143,7 @@ export class SourceIndex {
   }
 
   static fromParts(parts: SourceIndexParts): SourceIndex {
-    const index = new SourceIndex(0);
-    index.slots = parts.slots;
-    index.capacity = parts.capacity;
+    const index = new SourceIndex(parts.capacity, parts.slots);
     for (const [definition, n] of parts.definitions) index.definitions.set(definition, n);
     index.complete = parts.complete;
     index.partial = parts.partial;
