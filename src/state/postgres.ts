@@ -18,10 +18,11 @@ import type {
   RunMode,
   RunProgressSnapshot,
   RunRecord,
-  SnapshotEntry,
+  SnapshotPutEntry,
   StateStore,
   StoredDebugFile,
 } from "./types.js";
+import { snapshotValuesText } from "./types.js";
 
 const CHUNK = 10_000;
 
@@ -235,17 +236,17 @@ export class PostgresStore implements StateStore {
    * a time it took from the same clock, so a database clock that differs
    * cannot make a full run forget what it just wrote.
    */
-  async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
+  async snapshotPut(key: string, entries: readonly SnapshotPutEntry[]): Promise<void> {
     const now = new Date().toISOString();
     // One statement cannot upsert a row twice: the last entry of an identifier wins, as in SQLite.
-    const last = new Map<string, SnapshotEntry>();
+    const last = new Map<string, SnapshotPutEntry>();
     for (const e of entries) last.set(e.identifier, e);
     for (const chunk of chunks([...last.values()])) {
       await this.pool.query(
         `INSERT INTO snapshots (key, identifier, "values", updated, source)
          SELECT $1, u.identifier, u.v, $4, u.source FROM unnest($2::text[], $3::json[], $5::text[]) AS u(identifier, v, source)
          ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`,
-        [key, chunk.map((e) => e.identifier), chunk.map((e) => JSON.stringify(e.values)), now, chunk.map((e) => e.source ?? null)],
+        [key, chunk.map((e) => e.identifier), chunk.map(snapshotValuesText), now, chunk.map((e) => e.source ?? null)],
       );
     }
   }

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { SnapshotEntry } from "./types.js";
+import { snapshotValuesText, type SnapshotPutEntry } from "./types.js";
 
 /**
  * Entries per INSERT statement: one statement with this many rows of bound
@@ -29,7 +29,7 @@ export class SqliteSnapshotPut {
 
   constructor(private readonly db: Database.Database) {}
 
-  put(key: string, entries: readonly SnapshotEntry[]): void {
+  put(key: string, entries: readonly SnapshotPutEntry[]): void {
     const now = new Date().toISOString();
     const many = (this.many ??= this.db.prepare(upsertSql(ROWS_PER_STATEMENT)));
     const one = (this.one ??= this.db.prepare(upsertSql(1)));
@@ -38,11 +38,11 @@ export class SqliteSnapshotPut {
       let i = 0;
       for (; i + ROWS_PER_STATEMENT <= entries.length; i += ROWS_PER_STATEMENT) {
         for (let j = 0; j < ROWS_PER_STATEMENT; j++) {
-          const e = entries[i + j] as SnapshotEntry;
+          const e = entries[i + j] as SnapshotPutEntry;
           const at = j * PARAMS_PER_ROW;
           params[at] = key;
           params[at + 1] = e.identifier;
-          params[at + 2] = JSON.stringify(e.values);
+          params[at + 2] = snapshotValuesText(e);
           params[at + 3] = now;
           params[at + 4] = e.source ?? null;
         }
@@ -50,8 +50,8 @@ export class SqliteSnapshotPut {
       }
       // The last entries, fewer than a statement's rows.
       for (; i < entries.length; i++) {
-        const e = entries[i] as SnapshotEntry;
-        one.run(key, e.identifier, JSON.stringify(e.values), now, e.source ?? null);
+        const e = entries[i] as SnapshotPutEntry;
+        one.run(key, e.identifier, snapshotValuesText(e), now, e.source ?? null);
       }
     })();
   }

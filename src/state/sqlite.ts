@@ -23,7 +23,7 @@ import type {
   RunMode,
   RunProgressSnapshot,
   RunRecord,
-  SnapshotEntry,
+  SnapshotPutEntry,
   StateStore,
   StoredDebugFile,
 } from "./types.js";
@@ -257,7 +257,7 @@ export class SqliteStore implements StateStore {
    * (this, snapshotDelete, addLogs) each end by giving way to timers and sockets: SQLite writes without waiting, and
    * such a loop held the event loop for the whole commit, the daemon's API, heartbeats and the embedded service with it.
    */
-  async snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void> {
+  async snapshotPut(key: string, entries: readonly SnapshotPutEntry[]): Promise<void> {
     this.snapshotWriter.put(key, entries);
     await nextTurn();
   }

@@ -239,6 +239,33 @@ export interface SnapshotEntry {
   source?: string | null;
 }
 
+/**
+ * A snapshot entry whose values are already the JSON text the store keeps
+ * (`JSON.stringify` of the values), as a run's work database holds them: put
+ * as it is, where parsing it only to write it again was a fifth of a
+ * million-record commit.
+ */
+export interface SnapshotText {
+  identifier: string;
+  valuesText: string;
+  source?: string | null;
+}
+
+export type SnapshotPutEntry = SnapshotEntry | SnapshotText;
+
+/** The JSON text a store keeps of an entry's values. */
+export function snapshotValuesText(entry: SnapshotPutEntry): string {
+  return "valuesText" in entry ? entry.valuesText : JSON.stringify(entry.values);
+}
+
+/**
+ * Entries per snapshotPut of a large commit: each put is one transaction of
+ * the store, and a put per thousand entries rewrote the same index pages a
+ * thousand times in a million-record commit. Ten thousand entries are a few
+ * megabytes.
+ */
+export const SNAPSHOT_PUT_ENTRIES = 10_000;
+
 export interface RunListQuery {
   automation?: string;
   account?: string;
@@ -319,7 +346,7 @@ export interface StateStore {
    * instead of a lookup per identifier, for a diff run's source index.
    */
   snapshotSourcePages(key: string, pageSize?: number): AsyncGenerator<Array<[string, string | null]>>;
-  snapshotPut(key: string, entries: readonly SnapshotEntry[]): Promise<void>;
+  snapshotPut(key: string, entries: readonly SnapshotPutEntry[]): Promise<void>;
   snapshotDelete(key: string, identifiers: readonly string[]): Promise<void>;
   snapshotCount(key: string): Promise<number>;
   /** A full run replaces the snapshot: entries not re-put since `since` are removed. */

@@ -201,6 +201,18 @@ export function storeSuite(name: string, open: () => Promise<StateStore>): void 
       expect(text.get("A")).toBe(JSON.stringify(values));
     });
 
+    it("keeps values given as JSON text as that text, beside entries given as values, the later entry winning", async () => {
+      const values = { title: 'Café "Ölkanne" \\ 2', stock: "0700" };
+      await store.snapshotPut("given", [
+        { identifier: "A", valuesText: JSON.stringify(values), source: "srcA" },
+        { identifier: "B", values: { stock: "2" } },
+        { identifier: "B", valuesText: JSON.stringify({ stock: "3" }) },
+      ]);
+      expect((await store.snapshotText("given", ["A"])).get("A")).toBe(JSON.stringify(values));
+      expect(Object.fromEntries(await store.snapshotGet("given", ["A", "B"]))).toEqual({ A: values, B: { stock: "3" } });
+      expect([...(await store.snapshotSources("given", ["A", "B"]))]).toEqual([["A", "srcA"]]);
+    });
+
     it("keeps each entry's source fingerprint with its values, and a put without one clears it", async () => {
       await store.snapshotPut("src", [
         { identifier: "A", values: { stock: "1" }, source: "defA" },

@@ -20,7 +20,7 @@ import { hash } from "node:crypto";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
-import type { StateStore } from "../../state/index.js";
+import { SNAPSHOT_PUT_ENTRIES, type SnapshotText, type StateStore } from "../../state/types.js";
 
 export type Change = "create" | "update" | "unchanged";
 
@@ -74,13 +74,6 @@ async function* stagedLines(file: string): AsyncGenerator<string[]> {
 export function stagedIdentifier(line: string, from: number): string {
   return line.includes("\\", from) ? (JSON.parse(line.slice(from)) as string) : line.slice(from + 1, -1);
 }
-
-/**
- * Entries per snapshot write: each write is one transaction of the state
- * store, and a million-row commit made a thousand of them, rewriting the same
- * index pages each time. Ten thousand entries are about a megabyte.
- */
-const COMMIT_BATCH = 10_000;
 
 export interface ExportSnapshotOptions {
   store: StateStore;
@@ -165,7 +158,7 @@ export class ExportSnapshot {
     const { store, key } = this.options;
     // The store stamps entries with its own clock; prune by the same clock.
     const started = new Date().toISOString();
-    let batch: { identifier: string; values: Record<string, string> }[] = [];
+    let batch: SnapshotText[] = [];
     let committed = 0;
     // Nothing staged, no file: a full run still drops what it did not see.
     const chunks = this.staged === 0 ? [] : stagedLines(this.options.stagePath);
@@ -177,8 +170,9 @@ export class ExportSnapshot {
         if (failed.has(identifier)) continue;
         const logged = onCommitted?.(identifier);
         if (logged) await logged;
-        batch.push({ identifier, values: { h: line.slice(0, space) } });
-        if (batch.length >= COMMIT_BATCH) {
+        // The values { h } as JSON, without an object a row.
+        batch.push({ identifier, valuesText: `{"h":${JSON.stringify(line.slice(0, space))}}` });
+        if (batch.length >= SNAPSHOT_PUT_ENTRIES) {
           await store.snapshotPut(key, batch);
           committed += batch.length;
           batch = [];
