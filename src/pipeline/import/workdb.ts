@@ -12,9 +12,10 @@
 
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
-import type { SnapshotEntry } from "../../state/index.js";
+import type { SnapshotEntry, SnapshotText } from "../../state/types.js";
 import type { FailedRecords } from "../apply-journal.js";
 import { JournalTable } from "./journal-table.js";
+import { WorkCommits } from "./work-commits.js";
 import { WorkFailures } from "./work-failures.js";
 import { ScopeValues } from "./scope-values.js";
 
@@ -59,7 +60,6 @@ export class WorkDb {
   private readonly findScopeOrd: Database.Statement;
   private readonly findScopeAt: Database.Statement;
   private readonly findScopeOrds: Database.Statement;
-  private readonly insertCommit: Database.Statement;
   private readonly insertDeferred: Database.Statement;
   private readonly insertWaiting: Database.Statement;
   private pending: Array<[string, number, string, string]> = [];
@@ -72,6 +72,7 @@ export class WorkDb {
   private seen = new Uint8Array(0);
   private scopeRows = 0;
   private readonly scopeValues = new ScopeValues();
+  private readonly commits: WorkCommits;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -97,9 +98,9 @@ export class WorkDb {
     this.findScopeOrd = this.db.prepare("SELECT s.ord FROM scope AS s WHERE s.identifier = ?").pluck();
     this.findScopeAt = this.db.prepare("SELECT j.key FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").pluck();
     this.findScopeOrds = this.db.prepare("SELECT j.key, s.ord FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").raw();
-    this.insertCommit = this.db.prepare(`INSERT INTO commits (identifier, "values", source) VALUES (?, ?, ?)`);
     this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
     this.insertWaiting = this.db.prepare("INSERT INTO waiting (count, list) VALUES (?, ?)");
+    this.commits = new WorkCommits(this.db);
   }
 
   /** Buffered: call `flush()` (or read) before relying on the rows. */
@@ -246,20 +247,12 @@ export class WorkDb {
 
   /** Values the snapshot takes once applied: created, updated and (changed since the snapshot) unchanged records. */
   addCommits(entries: readonly SnapshotEntry[]): void {
-    this.db.transaction(() => {
-      for (const e of entries) this.insertCommit.run(e.identifier, JSON.stringify(e.values), e.source ?? null);
-    })();
+    this.commits.add(entries);
   }
 
-  *committable(pageSize = 1000): Generator<SnapshotEntry[]> {
-    const page = this.db.prepare(`SELECT seq, identifier, "values" AS v, source FROM commits WHERE seq > ? ORDER BY seq LIMIT ?`);
-    let after = 0;
-    for (;;) {
-      const rows = page.all(after, pageSize) as Array<{ seq: number; identifier: string; v: string; source: string | null }>;
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1]?.seq ?? after;
-      yield rows.map((r) => ({ identifier: r.identifier, values: JSON.parse(r.v) as Record<string, string>, source: r.source }));
-    }
+  /** The values the snapshot takes, as the JSON text they were added as: the store keeps that text, unparsed. */
+  committable(): Generator<SnapshotText[]> {
+    return this.commits.pages();
   }
 
   /** A row error or skip log of the plan, reported once the plan stands. */
@@ -302,7 +295,8 @@ export class WorkDb {
 
   /** Forgets what a plan produced (commits, deferred events, lists waiting for the scope), for a plan made again. */
   resetPlan(): void {
-    this.db.exec("DELETE FROM commits; DELETE FROM deferred; DELETE FROM waiting;");
+    this.commits.reset();
+    this.db.exec("DELETE FROM deferred; DELETE FROM waiting;");
   }
 
   /** The undo journal's operations held until the plan is done (a live diff run's, journal-table.ts). */

@@ -63,6 +63,22 @@ describe("work database", () => {
   });
 });
 
+describe("commits", () => {
+  it("gives the values back as the JSON text they were added as, in order, past the write buffer, and forgets them on a new plan", () => {
+    const db = open();
+    const entries = Array.from({ length: 25_123 }, (_, i) => ({ identifier: `I${i}`, values: { guid: `I${i}`, title: `"Ölkanne" ${i} \\` }, ...(i % 3 === 0 ? { source: `src${i}` } : {}) }));
+    for (let i = 0; i < entries.length; i += 1000) db.addCommits(entries.slice(i, i + 1000));
+    const pages = [...db.committable()];
+    expect(pages.map((p) => p.length)).toEqual([10_000, 10_000, 5_123]);
+    expect(pages.flat()).toEqual(entries.map((e) => ({ identifier: e.identifier, valuesText: JSON.stringify(e.values), source: e.source ?? null })));
+    db.addCommits(entries.slice(0, 7));
+    db.resetPlan();
+    expect([...db.committable()]).toEqual([]);
+    db.addCommits(entries.slice(0, 2));
+    expect([...db.committable()].flat().map((e) => e.identifier)).toEqual(["I0", "I1"]);
+  });
+});
+
 describe("scopeHas", () => {
   it("flags the positions in scope, repeats included; with mark, only those found leave the removal candidates", () => {
     const db = open();
