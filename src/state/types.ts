@@ -242,8 +242,7 @@ export interface SnapshotEntry {
 /**
  * A snapshot entry whose values are already the JSON text the store keeps
  * (`JSON.stringify` of the values), as a run's work database holds them: put
- * as it is, where parsing it only to write it again was a fifth of a
- * million-record commit.
+ * as it is, not parsed only to be written again.
  */
 export interface SnapshotText {
   identifier: string;
