@@ -7,7 +7,7 @@
 
 import { ownCopy } from "../memory.js";
 import { maskSecrets } from "../secrets.js";
-import type { LogRecord, StateStore } from "../state/index.js";
+import type { LogColumns, StateStore } from "../state/index.js";
 import { LOG_PAGE_RECORDS } from "../state/log-page.js";
 
 export interface LogEntry {
@@ -24,6 +24,10 @@ export interface LogContext {
   integration: string;
   operation: "import" | "export";
   type: "item" | "order";
+}
+
+function logLevel(result: LogEntry["result"]): number {
+  return result === "error" ? 3 : result === "warning" ? 2 : 1;
 }
 
 function timestamp(date: Date): string {
@@ -55,7 +59,8 @@ const LOG_BACKLOG = 4 * LOG_BATCH;
  * own (the rest is the run's). A million-row export logs a record per row,
  * and a whole record object per row, kept until its batch was written,
  * outlived the young generation: most of the writer's cost was collecting
- * them. The records are built when the batch is written, and die with it.
+ * them. The store is handed these columns a page at a time (LogColumns),
+ * and builds no record object at all.
  */
 class Rows {
   readonly actions: string[] = [];
@@ -121,36 +126,40 @@ export class LogWriter {
     return this.lastText;
   }
 
-  /** The records of rows from..to, the first of `rows` numbered `first`. */
-  private records(rows: Rows, first: number, from: number, to: number): LogRecord[] {
+  /**
+   * Rows from..to as one page given field by field, the first of `rows`
+   * numbered `first`: the store encodes the page from the columns, without
+   * a record object a row.
+   */
+  private columns(rows: Rows, first: number, from: number, to: number): LogColumns {
     const { runId, account, integration, operation, type } = this.ctx;
-    const out = new Array<LogRecord>(to - from);
-    for (let i = from; i < to; i++) {
-      const result = rows.results[i] as LogEntry["result"];
-      out[i - from] = {
-        // The run's id and a count: unique as run ids are, and a store keeps a page of them as its first id (state/log-page.ts).
-        id: `${runId}-${first + i}`,
-        action: rows.actions[i] as string,
+    const results = rows.results.slice(from, to);
+    return {
+      count: to - from,
+      // The run's id and a count: unique as run ids are, and a store keeps a page of them as its first id (state/log-page.ts).
+      idPrefix: `${runId}-`,
+      idFrom: first + from,
+      fields: {
+        action: rows.actions.slice(from, to),
         channel_id: "",
         context: "",
         field_data: "",
-        identifier: rows.identifiers[i] as string,
+        identifier: rows.identifiers.slice(from, to),
         job_id: runId,
         integration,
-        message: rows.messages[i] as string,
+        message: rows.messages.slice(from, to),
         method: "auto",
         operation,
-        request_id: rows.requestIds[i] as string,
-        result,
+        request_id: rows.requestIds.slice(from, to),
+        result: results,
         sd_user_id: account,
-        timestamp: rows.stamps[i] as string,
+        timestamp: rows.stamps.slice(from, to),
         type,
         instance: 0,
-        log_level: result === "error" ? 3 : result === "warning" ? 2 : 1,
+        log_level: results.map(logLevel),
         sd_acct_id: 0,
-      };
-    }
-    return out;
+      },
+    };
   }
 
   private async drain(): Promise<void> {
@@ -162,7 +171,7 @@ export class LogWriter {
     // A store page's worth of records at a time: fewer, and they die young.
     for (let from = 0; from < rows.length; from += LOG_PAGE_RECORDS) {
       const to = Math.min(rows.length, from + LOG_PAGE_RECORDS);
-      await this.store.addLogs(this.ctx.account, this.records(rows, first, from, to));
+      await this.store.addLogs(this.ctx.account, this.columns(rows, first, from, to));
       this.written += to - from;
     }
   }

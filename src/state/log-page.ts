@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { LogRecord } from "./types.js";
+import type { LogBatch, LogColumns, LogRecord } from "./types.js";
 
 /** The fields of a log record in the order LogWriter builds them, and records are read back in. */
 const FIELDS = [
@@ -133,39 +133,120 @@ export function encodePage(records: readonly LogRecord[], from: number, to: numb
   for (const field of FIELDS) {
     if (field === "id" && seq) continue;
     const get = GETTERS[field];
-    const valueOf = (record: LogRecord | undefined): Value => (record ? get(record) : undefined) ?? "";
-    // Runs are counted first: most fields are the same on the whole page, and need no array of its values.
-    const first = valueOf(records[from]);
-    let runs = 1;
-    let last = first;
-    for (let i = from + 1; i < to; i++) {
-      const v = valueOf(records[i]);
-      if (v !== last) {
-        runs++;
-        last = v;
-      }
-    }
-    if (runs === 1) {
-      (body.same ??= {})[field] = first;
+    putField(body, field, n, (i) => {
+      const record = records[from + i];
+      return (record ? get(record) : undefined) ?? "";
+    });
+  }
+  const at = (i: number): LogRecord => records[from + i] as LogRecord;
+  return encoded(body, seq, at(0).job_id, {
+    identifier: (i) => at(i).identifier,
+    request: (i) => at(i).request_id,
+    id: seq ? null : (i) => at(i).id,
+    timestamp: (i) => at(i).timestamp ?? "",
+  });
+}
+
+/** The pages of a batch to add: records cut where pageEnds cuts them, or the one page given field by field. */
+export function encodePages(logs: LogBatch): EncodedPage[] {
+  if (!isRecords(logs)) return logs.count === 0 ? [] : [encodeColumns(logs)];
+  const pages: EncodedPage[] = [];
+  let from = 0;
+  for (const to of pageEnds(logs)) {
+    pages.push(encodePage(logs, from, to));
+    from = to;
+  }
+  return pages;
+}
+
+function isRecords(logs: LogBatch): logs is readonly LogRecord[] {
+  return Array.isArray(logs);
+}
+
+/** A page given field by field (LogColumns): the page `encodePage` makes of the records it stands for. */
+export function encodeColumns(page: LogColumns): EncodedPage {
+  const n = page.count;
+  const body: PageBody = { n };
+  const seq = columnSequence(page);
+  if (seq) body.seq = seq;
+  const id = (i: number): string => `${page.idPrefix}${page.idFrom + i}`;
+  for (const field of FIELDS) {
+    if (field === "id") {
+      if (!seq) putField(body, field, n, id);
       continue;
     }
-    const values: Value[] = new Array<Value>(n);
-    for (let i = from; i < to; i++) values[i - from] = valueOf(records[i]);
-    if (runs * 2 <= n) (body.runs ??= {})[field] = runLengths(values);
-    else (body.all ??= {})[field] = values;
+    const column: Value | ReadonlyArray<Value> = page.fields[field];
+    if (typeof column === "string" || typeof column === "number") (body.same ??= {})[field] = column;
+    else putField(body, field, n, (i) => column[i] ?? "");
   }
-  const first = records[from] as LogRecord;
+  const text = (field: "identifier" | "request_id" | "timestamp"): ((i: number) => string) => {
+    const column = page.fields[field];
+    return typeof column === "string" ? () => column : (i) => column[i] ?? "";
+  };
+  const jobId = page.fields.job_id;
+  return encoded(body, seq, typeof jobId === "string" ? jobId : (jobId[0] ?? ""), {
+    identifier: text("identifier"),
+    request: text("request_id"),
+    id: seq ? null : id,
+    timestamp: text("timestamp"),
+  });
+}
+
+/** The ids of a page of columns as `sequenceOf` takes them apart: a search parses an id the same way. */
+function columnSequence(page: LogColumns): [string, number] | null {
+  const parsed = idSequence(`${page.idPrefix}${page.idFrom}`);
+  if (!parsed || parsed.number + page.count - 1 > Number.MAX_SAFE_INTEGER) return null;
+  // A prefix that ends in a digit is read as part of the number: the ids are checked one by one, as sequenceOf does.
+  if (parsed.prefix !== page.idPrefix || parsed.number !== page.idFrom) {
+    for (let i = 1; i < page.count; i++) if (`${page.idPrefix}${page.idFrom + i}` !== `${parsed.prefix}${parsed.number + i}`) return null;
+  }
+  return [parsed.prefix, parsed.number];
+}
+
+/** One field of a page's records in its body: the same on every record, runs of equal values, or every value. */
+function putField(body: PageBody, field: Field, n: number, valueAt: (i: number) => Value): void {
+  // Runs are counted first: most fields are the same on the whole page, and need no array of its values.
+  const first = valueAt(0);
+  let runs = 1;
+  let last = first;
+  for (let i = 1; i < n; i++) {
+    const v = valueAt(i);
+    if (v !== last) {
+      runs++;
+      last = v;
+    }
+  }
+  if (runs === 1) {
+    (body.same ??= {})[field] = first;
+    return;
+  }
+  const values: Value[] = new Array<Value>(n);
+  for (let i = 0; i < n; i++) values[i] = valueAt(i);
+  if (runs * 2 <= n) (body.runs ??= {})[field] = runLengths(values);
+  else (body.all ??= {})[field] = values;
+}
+
+/** What each record of a page is looked up and filtered by. */
+interface PageKeys {
+  identifier(i: number): string;
+  request(i: number): string;
+  /** Null when the ids are a sequence, which the page's own columns index. */
+  id: ((i: number) => string) | null;
+  timestamp(i: number): string;
+}
+
+/** The page with its lookup keys and time ranges. */
+function encoded(body: PageBody, seq: [string, number] | null, jobId: string, at: PageKeys): EncodedPage {
   const keys = new Set<string>();
-  let timeMin = first.timestamp ?? "";
+  let timeMin = at.timestamp(0);
   let timeMax = timeMin;
   let searchMin = searchTime(timeMin);
   let searchMax = searchMin;
-  for (let i = from; i < to; i++) {
-    const r = records[i] as LogRecord;
-    keys.add(`i${r.identifier}`);
-    keys.add(`r${r.request_id}`);
-    if (!seq) keys.add(`e${r.id}`);
-    const t = r.timestamp ?? "";
+  for (let i = 0; i < body.n; i++) {
+    keys.add(`i${at.identifier(i)}`);
+    keys.add(`r${at.request(i)}`);
+    if (at.id) keys.add(`e${at.id(i)}`);
+    const t = at.timestamp(i);
     if (t !== timeMax || t !== timeMin) {
       if (t < timeMin) timeMin = t;
       if (t > timeMax) timeMax = t;
@@ -174,7 +255,7 @@ export function encodePage(records: readonly LogRecord[], from: number, to: numb
       if (s > searchMax) searchMax = s;
     }
   }
-  return { body: JSON.stringify(body), count: n, job_id: first.job_id, idPrefix: seq?.[0] ?? null, idFrom: seq?.[1] ?? 0, timeMin, timeMax, searchMin, searchMax, keys: [...keys] };
+  return { body: JSON.stringify(body), count: body.n, job_id: jobId, idPrefix: seq?.[0] ?? null, idFrom: seq?.[1] ?? 0, timeMin, timeMax, searchMin, searchMax, keys: [...keys] };
 }
 
 /** `[value, count, value, count, …]` */

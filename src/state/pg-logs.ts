@@ -1,10 +1,10 @@
 import type pg from "pg";
 import { inTransaction } from "./pg-connect.js";
 import { collectLegacyLogs, pruneLegacyLogs } from "./pg-legacy-logs.js";
-import { decodePage, encodePage, pageEnds, searchTime, type EncodedPage } from "./log-page.js";
+import { decodePage, encodePage, encodePages, searchTime, type EncodedPage } from "./log-page.js";
 import { collectPage, pageLookup } from "./log-lookup.js";
 import { LogCollector, logFilter } from "./log-query.js";
-import type { LogPage, LogQuery, LogRecord } from "./types.js";
+import type { LogBatch, LogPage, LogQuery } from "./types.js";
 
 /** Pages read per query of a search: the first few usually answer it, a long search reads more each time. */
 const FIRST_PAGES = 4;
@@ -52,15 +52,9 @@ async function insertPages(client: pg.Pool | pg.PoolClient, account: string, pag
 }
 
 /** Log records as pages (log-page.ts): one statement per batch. */
-export async function insertLogs(pool: pg.Pool, account: string, records: readonly LogRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  const pages: EncodedPage[] = [];
-  let from = 0;
-  for (const to of pageEnds(records)) {
-    pages.push(encodePage(records, from, to));
-    from = to;
-  }
-  await insertPages(pool, account, pages);
+export async function insertLogs(pool: pg.Pool, account: string, logs: LogBatch): Promise<void> {
+  const pages = encodePages(logs);
+  if (pages.length > 0) await insertPages(pool, account, pages);
 }
 
 /** The WHERE clause of the pages that may hold matches, and its parameters. */

@@ -10,9 +10,9 @@ import type {
   AutomationLock,
   AutomationStatus,
   LedgerEntry,
+  LogBatch,
   LogPage,
   LogQuery,
-  LogRecord,
   LockRequest,
   RunListQuery,
   RunMode,
@@ -287,8 +287,8 @@ export class PostgresStore implements StateStore {
     }
   }
 
-  async addLogs(account: string, records: readonly LogRecord[]): Promise<void> {
-    await insertLogs(this.pool, account, records);
+  async addLogs(account: string, logs: LogBatch): Promise<void> {
+    await insertLogs(this.pool, account, logs);
   }
 
   async searchLogs(query: LogQuery): Promise<LogPage> {

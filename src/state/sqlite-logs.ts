@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
-import { encodePage, decodePage, pageEnds, type EncodedPage } from "./log-page.js";
+import { encodePage, encodePages, decodePage, type EncodedPage } from "./log-page.js";
 import { collectPage, pageLookup } from "./log-lookup.js";
 import { LogCollector, logFilter } from "./log-query.js";
 import { SqliteLegacyLogs } from "./sqlite-legacy-logs.js";
-import type { LogPage, LogQuery, LogRecord } from "./types.js";
+import type { LogBatch, LogPage, LogQuery } from "./types.js";
 
 interface PageRow {
   seq: number;
@@ -32,13 +32,9 @@ export class SqliteLogs {
     this.legacy = new SqliteLegacyLogs(db);
   }
 
-  add(account: string, records: readonly LogRecord[]): void {
+  add(account: string, logs: LogBatch): void {
     this.db.transaction(() => {
-      let from = 0;
-      for (const to of pageEnds(records)) {
-        this.put(account, null, encodePage(records, from, to));
-        from = to;
-      }
+      for (const page of encodePages(logs)) this.put(account, null, page);
     })();
   }
 

@@ -15,9 +15,9 @@ import type {
   AutomationLock,
   AutomationStatus,
   LedgerEntry,
+  LogBatch,
   LogPage,
   LogQuery,
-  LogRecord,
   LockRequest,
   RunListQuery,
   RunMode,
@@ -293,8 +293,8 @@ export class SqliteStore implements StateStore {
     })();
   }
 
-  async addLogs(account: string, records: readonly LogRecord[]): Promise<void> {
-    this.logs.add(account, records);
+  async addLogs(account: string, logs: LogBatch): Promise<void> {
+    this.logs.add(account, logs);
     await nextTurn();
   }
 

@@ -194,6 +194,22 @@ export interface LogRecord {
   sd_acct_id: number;
 }
 
+/**
+ * One page of a run's log records given field by field, as a log writer
+ * holds them: each field is one value for every record or a value a record,
+ * in order, and record i's id is `idPrefix` followed by `idFrom + i`. A store
+ * keeps it as it keeps the records it stands for, without an object a record.
+ */
+export interface LogColumns {
+  count: number;
+  idPrefix: string;
+  idFrom: number;
+  fields: { readonly [F in Exclude<keyof LogRecord, "id">]: LogRecord[F] | ReadonlyArray<LogRecord[F]> };
+}
+
+/** Log records to add: whole records, or one page of them field by field. */
+export type LogBatch = readonly LogRecord[] | LogColumns;
+
 export interface LogQuery {
   start?: number;
   records?: number;
@@ -354,7 +370,7 @@ export interface StateStore {
   ledgerHas(key: string, entry: LedgerEntry): Promise<boolean>;
   ledgerAdd(key: string, entries: readonly LedgerEntry[]): Promise<void>;
 
-  addLogs(account: string, records: readonly LogRecord[]): Promise<void>;
+  addLogs(account: string, logs: LogBatch): Promise<void>;
   searchLogs(query: LogQuery): Promise<LogPage>;
 
   /**

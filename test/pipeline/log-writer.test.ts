@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { LogWriter } from "../../src/pipeline/logs.js";
-import type { LogRecord, StateStore } from "../../src/state/index.js";
+import { decodePage, encodePages } from "../../src/state/log-page.js";
+import type { LogBatch, LogRecord, StateStore } from "../../src/state/index.js";
 
-/** A store that keeps what the writer gives it, call by call. */
+/** A store that keeps what the writer gives it, call by call, as the records its pages hold. */
 function recordingStore(): { store: StateStore; calls: LogRecord[][] } {
   const calls: LogRecord[][] = [];
-  const store = { addLogs: async (_account: string, records: readonly LogRecord[]) => void calls.push([...records]) } as unknown as StateStore;
+  const store = { addLogs: async (_account: string, logs: LogBatch) => void calls.push(encodePages(logs).flatMap((page) => decodePage(page.body))) } as unknown as StateStore;
   return { store, calls };
 }
 
