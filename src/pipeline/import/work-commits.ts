@@ -17,7 +17,7 @@ const ROWS_PER_STATEMENT = 100;
 const PARAMS_PER_ROW = 3;
 
 /** Rows held before they are written: one transaction for this many. */
-const BUFFER_ROWS = 10_000;
+const BUFFER_ROWS = 2_000;
 
 function insertSql(rows: number): string {
   return `INSERT INTO commits (identifier, "values", source) VALUES ${new Array(rows).fill("(?, ?, ?)").join(", ")}`;
