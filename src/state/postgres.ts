@@ -22,7 +22,7 @@ import type {
   StateStore,
   StoredDebugFile,
 } from "./types.js";
-import { snapshotValuesText } from "./types.js";
+import { snapshotValuesText } from "./snapshot-entry.js";
 
 const CHUNK = 10_000;
 

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { snapshotValuesText, type SnapshotPutEntry } from "./types.js";
+import { snapshotValuesText, type SnapshotPutEntry } from "./snapshot-entry.js";
 
 /**
  * Entries per INSERT statement: one statement with this many rows of bound

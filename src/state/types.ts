@@ -1,4 +1,9 @@
 import type { Readable } from "node:stream";
+import type { LogBatch, LogPage, LogQuery } from "./log-types.js";
+import type { SnapshotPutEntry } from "./snapshot-entry.js";
+
+export * from "./log-types.js";
+export * from "./snapshot-entry.js";
 
 /**
  * The state a worker keeps between runs: run records, diff snapshots, the
@@ -170,116 +175,6 @@ export interface LedgerEntry {
   size: number;
   modified: string | null;
 }
-
-/** A log record in the seed's shape (v3 part 2.4). */
-export interface LogRecord {
-  id: string;
-  action: string;
-  channel_id: string;
-  context: string;
-  field_data: string;
-  identifier: string;
-  job_id: string;
-  integration: string;
-  message: string;
-  method: string;
-  operation: string;
-  request_id: string;
-  result: string;
-  sd_user_id: string;
-  timestamp: string;
-  type: string;
-  instance: number;
-  log_level: number;
-  sd_acct_id: number;
-}
-
-/**
- * One page of a run's log records given field by field, as a log writer
- * holds them: each field is one value for every record or a value a record,
- * in order, and record i's id is `idPrefix` followed by `idFrom + i`. A store
- * keeps it as it keeps the records it stands for, without an object a record.
- */
-export interface LogColumns {
-  count: number;
-  idPrefix: string;
-  idFrom: number;
-  fields: { readonly [F in Exclude<keyof LogRecord, "id">]: LogRecord[F] | ReadonlyArray<LogRecord[F]> };
-}
-
-/** Log records to add: whole records, or one page of them field by field. */
-export type LogBatch = readonly LogRecord[] | LogColumns;
-
-export interface LogQuery {
-  start?: number;
-  records?: number;
-  identifier?: string[];
-  context?: string[];
-  integration?: string[];
-  instance?: number;
-  request_id?: string;
-  timestamp_start?: string;
-  timestamp_end?: string;
-  id?: string;
-  channel_id?: string;
-  action?: string;
-  operation?: string;
-  method?: string;
-  type?: string;
-  result?: string;
-  job_id?: string;
-  /** Only this account's records. */
-  account?: string;
-  /**
-   * Only this run's records (their job_id), as a search field of its own: for
-   * Conveyor's own readers (`conveyor logs`), by the job_id index. The seed's
-   * API never sets it, so there job_id stays a refinement.
-   */
-  run?: string;
-}
-
-export interface LogPage {
-  found: number;
-  found_more_logs: boolean;
-  logs: LogRecord[];
-}
-
-export interface SnapshotEntry {
-  identifier: string;
-  values: Record<string, string>;
-  /**
-   * The source fingerprint of the row these values were mapped from (its raw
-   * cells and the mapping's definition); absent when the values cannot be
-   * told from the row alone. A put without one clears the stored one.
-   */
-  source?: string | null;
-}
-
-/**
- * A snapshot entry whose values are already the JSON text the store keeps
- * (`JSON.stringify` of the values), as a run's work database holds them: put
- * as it is, not parsed only to be written again.
- */
-export interface SnapshotText {
-  identifier: string;
-  valuesText: string;
-  source?: string | null;
-}
-
-export type SnapshotPutEntry = SnapshotEntry | SnapshotText;
-
-/** The JSON text a store keeps of an entry's values. */
-export function snapshotValuesText(entry: SnapshotPutEntry): string {
-  return "valuesText" in entry ? entry.valuesText : JSON.stringify(entry.values);
-}
-
-/**
- * Entries per snapshotPut of a large commit: each put is one transaction of
- * the store, and a put per thousand entries rewrote the same index pages a
- * thousand times in a million-record commit. Ten thousand entries are a few
- * megabytes.
- */
-export const SNAPSHOT_PUT_ENTRIES = 10_000;
 
 export interface RunListQuery {
   automation?: string;

@@ -20,7 +20,8 @@ import { hash } from "node:crypto";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
-import { SNAPSHOT_PUT_ENTRIES, type SnapshotText, type StateStore } from "../../state/types.js";
+import { SNAPSHOT_PUT_ENTRIES, type SnapshotText } from "../../state/snapshot-entry.js";
+import type { StateStore } from "../../state/types.js";
 
 export type Change = "create" | "update" | "unchanged";
 

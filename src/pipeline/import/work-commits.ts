@@ -11,7 +11,7 @@
  */
 
 import type Database from "better-sqlite3";
-import { SNAPSHOT_PUT_ENTRIES, type SnapshotEntry, type SnapshotText } from "../../state/types.js";
+import { SNAPSHOT_PUT_ENTRIES, type SnapshotEntry, type SnapshotText } from "../../state/snapshot-entry.js";
 
 const ROWS_PER_STATEMENT = 100;
 const PARAMS_PER_ROW = 3;

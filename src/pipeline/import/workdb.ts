@@ -12,7 +12,7 @@
 
 import Database from "better-sqlite3";
 import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
-import type { SnapshotEntry, SnapshotText } from "../../state/types.js";
+import type { SnapshotEntry, SnapshotText } from "../../state/snapshot-entry.js";
 import type { FailedRecords } from "../apply-journal.js";
 import { JournalTable } from "./journal-table.js";
 import { WorkCommits } from "./work-commits.js";
