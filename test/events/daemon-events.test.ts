@@ -61,7 +61,9 @@ describe("runs on events, on the embedded default", () => {
   /** The run that settled the claim of an event naming order `n`. */
   const deliveredRun = async (n: string) => {
     const done = await until(`order ${n} delivered`, async () => {
-      for (const file of await readdir(outbox()).catch(() => [] as string[])) if ((await readFile(path.join(outbox(), file), "utf8")).includes(n)) return file;
+      // A file still being uploaded is a hidden `.name.part`, renamed away as soon as it is whole: only delivered files are read.
+      const delivered = (await readdir(outbox()).catch(() => [] as string[])).filter((file) => !file.startsWith("."));
+      for (const file of delivered) if ((await readFile(path.join(outbox(), file), "utf8")).includes(n)) return file;
       return null;
     });
     const claims = await until("the claims settled", async () => {
