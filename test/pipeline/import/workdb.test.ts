@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { WorkDb } from "../../../src/pipeline/import/workdb.js";
+import { SNAPSHOT_PUT_ENTRIES } from "../../../src/state/snapshot-entry.js";
 import { planProduct, planRemoval } from "../../../src/pipeline/import/plan.js";
 
 const open = (): WorkDb => new WorkDb(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-work-")), "work.db"));
@@ -69,7 +70,8 @@ describe("commits", () => {
     const entries = Array.from({ length: 25_123 }, (_, i) => ({ identifier: `I${i}`, values: { guid: `I${i}`, title: `"Ölkanne" ${i} \\` }, ...(i % 3 === 0 ? { source: `src${i}` } : {}) }));
     for (let i = 0; i < entries.length; i += 1000) db.addCommits(entries.slice(i, i + 1000));
     const pages = [...db.committable()];
-    expect(pages.map((p) => p.length)).toEqual([10_000, 10_000, 5_123]);
+    const full = Math.floor(entries.length / SNAPSHOT_PUT_ENTRIES);
+    expect(pages.map((p) => p.length)).toEqual([...Array<number>(full).fill(SNAPSHOT_PUT_ENTRIES), entries.length - full * SNAPSHOT_PUT_ENTRIES]);
     expect(pages.flat()).toEqual(entries.map((e) => ({ identifier: e.identifier, valuesText: JSON.stringify(e.values), source: e.source ?? null })));
     db.addCommits(entries.slice(0, 7));
     db.resetPlan();
