@@ -178,8 +178,11 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     }
     ctx.stage("deliver", counts.rows);
     const about = { title: automation.name, summary: `${file.name}: ${file.rows} ${file.rows === 1 ? "record" : "records"} exported by ${automation.name}, run ${recorder.record.id}.`, asBody: config.template !== undefined };
+    // The file's hash is read while it is delivered: after the delivery, a large file's hash was the run's alone.
+    const sha256 = fileSha256(file.localPath);
+    sha256.catch(() => undefined);
     const delivery = spool ? await deliverRecords(input.connector, spool, input.logs) : await deliverFile(input.connector, file, about);
-    recorder.addFile({ name: file.name, size: file.bytes, sha256: await fileSha256(file.localPath) });
+    recorder.addFile({ name: file.name, size: file.bytes, sha256: await sha256 });
     counts.failed += delivery.failedRecords;
     ctx.stage("commit", counts.rows);
     // A pass whose every record was refused delivered nothing: the snapshot stays.
