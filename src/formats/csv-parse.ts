@@ -103,7 +103,7 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
       const start = line;
       line += record.includes(breakChar) ? 1 + countChar(record, breakChar, record.length) : 1;
       // papaparse reads both as one empty cell, which is an empty line.
-      if (record !== "" && record !== empty) out.push(new CsvRecord(start, record, syntax));
+      if (record !== "" && record !== empty) out.push(new CsvRecord(start, record, syntax, undefined, scanner));
       at = end + width;
     }
     carry = at >= input.length ? "" : input.slice(at);

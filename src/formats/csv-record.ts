@@ -43,6 +43,17 @@ export function scannable(syntax: CsvSyntax): boolean {
 export class RecordScanner {
   private quote = -2;
   private comma = -2;
+  /**
+   * Where each cell of the records found starts, from its record's start:
+   * the scan passes every cell boundary anyway, and a mapped row's width
+   * check and cells then need no second pass over the record. Records of
+   * one scanner share the array; a fuller one is started when it fills.
+   */
+  cellStarts = new Int32Array(4096);
+  /** The last record found: its first entry in `cellStarts`, and its number of cells. */
+  first = 0;
+  width = 0;
+  private used = 0;
 
   constructor(
     private readonly text: string,
@@ -53,9 +64,30 @@ export class RecordScanner {
   /**
    * Where the record starting at `start` ends (the index of its line break,
    * or the text's length when `final` and the file ends without one),
-   * INCOMPLETE, or IRREGULAR.
+   * INCOMPLETE, or IRREGULAR. A record found leaves its cells' starts in
+   * `cellStarts` from `first`, `width` of them.
    */
   end(start: number): number {
+    this.first = this.used;
+    const end = this.scan(start);
+    if (end < 0) this.used = this.first;
+    else this.width = this.used - this.first;
+    return end;
+  }
+
+  private cellAt(pos: number): void {
+    if (this.used === this.cellStarts.length) {
+      // The record under way moves to the front of a fresh array; the records before keep the old one.
+      const grown = new Int32Array(Math.max(this.cellStarts.length, 2 * (this.used - this.first) + 16));
+      grown.set(this.cellStarts.subarray(this.first, this.used));
+      this.used -= this.first;
+      this.first = 0;
+      this.cellStarts = grown;
+    }
+    this.cellStarts[this.used++] = pos;
+  }
+
+  private scan(start: number): number {
     const { text, final } = this;
     const { delimiter, enclosure, newline } = this.syntax;
     const length = text.length;
@@ -63,6 +95,7 @@ export class RecordScanner {
     // The next line break at or after pos, searched again only once pos passes it.
     let lineBreak = text.indexOf(newline, pos);
     for (;;) {
+      this.cellAt(pos - start);
       const quote = this.nextQuote(pos);
       if (quote === pos) {
         let at = pos + 1;
@@ -176,8 +209,10 @@ export class CsvRecord implements SourceRow {
   open?: boolean;
   entry?: string;
   private cells: string[] | undefined;
-  /** Where each cell starts, once the record's width is asked before its cells (cellStarts). */
-  private starts: number[] | undefined;
+  /** Where each cell starts, from `first`, `count` of them: the scanner's (RecordScanner.cellStarts), or cellStarts' once asked. */
+  private starts: Int32Array | number[] | undefined;
+  private first = 0;
+  private count = 0;
 
   constructor(
     public line: number,
@@ -185,8 +220,14 @@ export class CsvRecord implements SourceRow {
     readonly text: string | undefined,
     private readonly syntax: CsvSyntax,
     cells?: string[],
+    scanned?: RecordScanner,
   ) {
     this.cells = cells;
+    if (scanned !== undefined) {
+      this.starts = scanned.cellStarts;
+      this.first = scanned.first;
+      this.count = scanned.width;
+    }
   }
 
   get raw(): string[] {
@@ -197,8 +238,11 @@ export class CsvRecord implements SourceRow {
   /** How many cells the record has: the width check of every mapped row, which then reads only the mapped cells. */
   get width(): number {
     if (this.cells !== undefined || this.text === undefined) return this.raw.length;
-    this.starts ??= cellStarts(this.text, this.syntax);
-    return this.starts.length;
+    if (this.starts === undefined) {
+      this.starts = cellStarts(this.text, this.syntax);
+      this.count = this.starts.length;
+    }
+    return this.count;
   }
 
   /** Cell `index`, cutting out only that one while the record's cells are not needed. */
@@ -206,7 +250,8 @@ export class CsvRecord implements SourceRow {
     if (this.cells !== undefined || this.text === undefined) return this.raw[index];
     const starts = this.starts;
     if (starts === undefined) return cellOf(this.text, index, this.syntax);
-    const pos = starts[index];
-    return pos === undefined ? undefined : cellBetween(this.text, pos, starts[index + 1] ?? -1, this.syntax);
+    if (index < 0 || index >= this.count) return undefined;
+    const at = this.first + index;
+    return cellBetween(this.text, starts[at] ?? 0, index + 1 < this.count ? (starts[at + 1] ?? -1) : -1, this.syntax);
   }
 }
