@@ -24,6 +24,10 @@ export interface CsvSyntax {
   readonly newline: string;
 }
 
+/** Flags of a cell's word in RecordScanner.cellStarts: the cell is enclosed; it holds doubled enclosures. */
+const ENCLOSED = 1;
+const DOUBLED = 2;
+
 /** The scanner cannot tell yet: the record runs past the text at hand. */
 export const INCOMPLETE = -1;
 /** The record is not regular: papaparse reads it. */
@@ -44,10 +48,12 @@ export class RecordScanner {
   private quote = -2;
   private comma = -2;
   /**
-   * Where each cell of the records found starts, from its record's start:
-   * the scan passes every cell boundary anyway, and a mapped row's width
-   * check and cells then need no second pass over the record. Records of
-   * one scanner share the array; a fuller one is started when it fills.
+   * Where each cell of the records found starts, from its record's start,
+   * as `offset << 2 | ENCLOSED | DOUBLED` (cellWord): the scan passes every
+   * cell boundary anyway, and a mapped row's width check and cells then need
+   * no second pass over the record, nor a search for doubled enclosures.
+   * Records of one scanner share the array; a fuller one is started when it
+   * fills.
    */
   cellStarts = new Int32Array(4096);
   /** The last record found: its first entry in `cellStarts`, and its number of cells. */
@@ -75,7 +81,7 @@ export class RecordScanner {
     return end;
   }
 
-  private cellAt(pos: number): void {
+  private cellAt(word: number): void {
     if (this.used === this.cellStarts.length) {
       // The record under way moves to the front of a fresh array; the records before keep the old one.
       const grown = new Int32Array(Math.max(this.cellStarts.length, 2 * (this.used - this.first) + 16));
@@ -84,29 +90,35 @@ export class RecordScanner {
       this.first = 0;
       this.cellStarts = grown;
     }
-    this.cellStarts[this.used++] = pos;
+    this.cellStarts[this.used++] = word;
   }
 
   private scan(start: number): number {
     const { text, final } = this;
     const { delimiter, enclosure, newline } = this.syntax;
+    const enclosureCode = enclosure.charCodeAt(0);
     const length = text.length;
     let pos = start;
     // The next line break at or after pos, searched again only once pos passes it.
     let lineBreak = text.indexOf(newline, pos);
     for (;;) {
-      this.cellAt(pos - start);
-      const quote = this.nextQuote(pos);
-      if (quote === pos) {
+      // The first enclosure at or after pos is pos itself: no search for it.
+      if (text.charCodeAt(pos) === enclosureCode) {
         let at = pos + 1;
         let close: number;
+        let flags = ENCLOSED;
         for (;;) {
           close = text.indexOf(enclosure, at);
           if (close === -1) return final ? IRREGULAR : INCOMPLETE;
-          if (close + 1 === length) return final ? length : INCOMPLETE;
+          if (close + 1 === length) {
+            this.cellAt(((pos - start) << 2) | flags);
+            return final ? length : INCOMPLETE;
+          }
           if (text[close + 1] !== enclosure) break;
+          flags = ENCLOSED | DOUBLED;
           at = close + 2;
         }
+        this.cellAt(((pos - start) << 2) | flags);
         const after = close + 1;
         if (text[after] === delimiter) {
           pos = after + 1;
@@ -120,6 +132,8 @@ export class RecordScanner {
         if (lineBreak !== -1 && lineBreak < pos) lineBreak = text.indexOf(newline, pos);
         continue;
       }
+      this.cellAt((pos - start) << 2);
+      const quote = this.nextQuote(pos);
       const comma = this.nextComma(pos);
       const fieldEnd = comma !== -1 && (lineBreak === -1 || comma < lineBreak) ? comma : lineBreak;
       if (fieldEnd === -1) {
@@ -167,11 +181,25 @@ export function cellOf(text: string, index: number, syntax: CsvSyntax): string |
   return cellBetween(text, pos, skipCell(text, pos, syntax), syntax);
 }
 
-/** Where each cell of a regular record's text starts, without cutting one out. */
+/**
+ * Where each cell of a regular record's text starts, without cutting one
+ * out, as the scanner's words: an enclosed cell is marked as one that may
+ * hold doubled enclosures, which its cut then looks for.
+ */
 export function cellStarts(text: string, syntax: CsvSyntax): number[] {
-  const starts = [0];
-  for (let pos = skipCell(text, 0, syntax); pos !== -1; pos = skipCell(text, pos, syntax)) starts.push(pos);
+  const word = (pos: number): number => (pos << 2) | (text[pos] === syntax.enclosure ? ENCLOSED | DOUBLED : 0);
+  const starts = [word(0)];
+  for (let pos = skipCell(text, 0, syntax); pos !== -1; pos = skipCell(text, pos, syntax)) starts.push(word(pos));
   return starts;
+}
+
+/** The value of the cell of word `word` (cellStarts), whose next one has word `next` (-1 after the last). */
+function cellAtWord(text: string, word: number, next: number, enclosure: string): string {
+  const pos = word >> 2;
+  const end = next === -1 ? text.length : (next >> 2) - 1;
+  if ((word & ENCLOSED) === 0) return text.slice(pos, end);
+  const cell = text.slice(pos + 1, end - 1);
+  return (word & DOUBLED) === 0 ? cell : cell.replaceAll(enclosure + enclosure, enclosure);
 }
 
 /** The value of the cell starting at `pos`, whose next one starts at `next` (-1 after the last). */
@@ -252,6 +280,6 @@ export class CsvRecord implements SourceRow {
     if (starts === undefined) return cellOf(this.text, index, this.syntax);
     if (index < 0 || index >= this.count) return undefined;
     const at = this.first + index;
-    return cellBetween(this.text, starts[at] ?? 0, index + 1 < this.count ? (starts[at + 1] ?? -1) : -1, this.syntax);
+    return cellAtWord(this.text, starts[at] ?? 0, index + 1 < this.count ? (starts[at + 1] ?? -1) : -1, this.syntax.enclosure);
   }
 }
