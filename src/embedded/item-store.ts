@@ -148,23 +148,24 @@ export class ItemStore {
     const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
     const cells = columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : CELL_FIELDS.has(c) ? cellColumn(c) : `fields ->> ${path(c)}`));
     if (columns.every((c) => c === "id" || c === "guid" || CELL_FIELDS.has(c))) {
-      // The key last, past the cells fieldCells reads.
-      const page = this.db.prepare(`SELECT id, ${cells.join(", ")}, guid FROM items INDEXED BY ${CELLS_INDEX} WHERE guid > ? ORDER BY guid LIMIT ?`).raw();
-      return this.fieldPages(page, columns, batch, "");
+      // Keyed by guid: read among the cells when it is one of them, else last, past the cells fieldCells reads.
+      const guidAt = columns.indexOf("guid");
+      const page = this.db.prepare(`SELECT id, ${cells.join(", ")}${guidAt < 0 ? ", guid" : ""} FROM items INDEXED BY ${CELLS_INDEX} WHERE guid > ? ORDER BY guid LIMIT ?`).raw();
+      return this.fieldPages(page, columns, batch, "", guidAt < 0 ? columns.length + 1 : guidAt + 1);
     }
-    const page = this.db.prepare(`SELECT id, ${cells.join(", ")}, id FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
-    return this.fieldPages(page, columns, batch, 0);
+    const page = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
+    return this.fieldPages(page, columns, batch, 0, 0);
   }
 
-  /** Pages of `page`, whose rows are `[id, ...cells, key]`, keyed from past `first`. */
-  private async *fieldPages(page: Database.Statement, columns: readonly string[], batch: number, first: number | string): AsyncGenerator<string[][]> {
+  /** Pages of `page`, whose rows are `[id, ...cells]` (and the key, when it is not among them), keyed by the value at `keyAt`, from past `first`. */
+  private async *fieldPages(page: Database.Statement, columns: readonly string[], batch: number, first: number | string, keyAt: number): AsyncGenerator<string[][]> {
     let last = first;
     for (;;) {
       const rows = page.all(last, batch) as Array<[number, ...Array<string | number | null>]>;
       if (rows.length) yield rows.map((row) => this.fieldCells(row, columns));
       const tail = rows[rows.length - 1];
       if (!tail || rows.length < batch) return;
-      last = tail[tail.length - 1] ?? last;
+      last = tail[keyAt] ?? last;
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
