@@ -7,6 +7,8 @@ export interface CsvParseOptions {
   delimiter: string;
   enclosure: string;
   skipLines: number;
+  /** Find where a record's cells start only when one is read (csv-record.ts), for a reader of most records by their text. */
+  cellsOnDemand?: boolean;
 }
 
 type Newline = "\n" | "\r\n" | "\r";
@@ -93,7 +95,7 @@ export async function* parseCsv(text: AsyncIterable<string>, options: CsvParseOp
     if (!syntax) return;
     const empty = syntax.enclosure + syntax.enclosure;
     const width = syntax.newline.length;
-    const scanner = new RecordScanner(input, final, syntax);
+    const scanner = new RecordScanner(input, final, syntax, options.cellsOnDemand !== true);
     let at = 0;
     while (at < input.length) {
       const end = scanner.end(at);

@@ -11,6 +11,7 @@ export interface CsvReaderOptions {
   headers?: string[];
   skip_lines?: number;
   bulk?: boolean;
+  cellsOnDemand?: boolean | undefined;
 }
 
 /** Row width problems are the mapper's call; this says what was wrong in words a person can act on. */
@@ -29,7 +30,7 @@ export async function openCsvReader(
 ): Promise<RecordReader> {
   const delimiter = checkChar("delimiter", options.delimiter ?? ",");
   const enclosure = checkChar("enclosure", options.enclosure ?? '"');
-  const batches = new RowBatches(parseCsv(text, { delimiter, enclosure, skipLines: options.skip_lines ?? 0 }));
+  const batches = new RowBatches(parseCsv(text, { delimiter, enclosure, skipLines: options.skip_lines ?? 0, cellsOnDemand: options.cellsOnDemand === true }));
   let columns: string[];
   if (options.headers?.length) {
     columns = [...options.headers];

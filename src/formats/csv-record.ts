@@ -49,11 +49,12 @@ export class RecordScanner {
   private comma = -2;
   /**
    * Where each cell of the records found starts, from its record's start,
-   * as `offset << 2 | ENCLOSED | DOUBLED` (cellWord): the scan passes every
-   * cell boundary anyway, and a mapped row's width check and cells then need
-   * no second pass over the record, nor a search for doubled enclosures.
-   * Records of one scanner share the array; a fuller one is started when it
-   * fills.
+   * as `offset << 2 | ENCLOSED | DOUBLED` (cellAtWord reads them): the scan
+   * passes every cell boundary anyway, and a mapped row's width check and
+   * cells then need no second pass over the record, nor a search for
+   * doubled enclosures. Records of one scanner share the array; a fuller
+   * one is started when it fills. Kept only when `keepStarts`: a diff run
+   * reads most records by their text alone, and would pay for every start.
    */
   cellStarts = new Int32Array(4096);
   /** The last record found: its first entry in `cellStarts`, and its number of cells. */
@@ -65,6 +66,7 @@ export class RecordScanner {
     private readonly text: string,
     private readonly final: boolean,
     private readonly syntax: CsvSyntax,
+    readonly keepStarts = true,
   ) {}
 
   /**
@@ -82,6 +84,7 @@ export class RecordScanner {
   }
 
   private cellAt(word: number): void {
+    if (!this.keepStarts) return;
     if (this.used === this.cellStarts.length) {
       // The record under way moves to the front of a fresh array; the records before keep the old one.
       const grown = new Int32Array(Math.max(this.cellStarts.length, 2 * (this.used - this.first) + 16));
@@ -251,7 +254,7 @@ export class CsvRecord implements SourceRow {
     scanned?: RecordScanner,
   ) {
     this.cells = cells;
-    if (scanned !== undefined) {
+    if (scanned?.keepStarts === true) {
       this.starts = scanned.cellStarts;
       this.first = scanned.first;
       this.count = scanned.width;

@@ -117,6 +117,7 @@ function textReader(detected: Detected, text: AsyncIterable<string>, name: strin
           headers: options.headers,
           skip_lines: options.skip_lines,
           bulk: detected.format === "bulk" || options.bulk_file === true,
+          cellsOnDemand: options.cellsOnDemand,
         },
         onClose,
       );

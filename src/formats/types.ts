@@ -36,6 +36,12 @@ export interface ReadOptions {
   bulk_file?: boolean;
   /** Regular expression of the zip entry names to read (`/…/i` allowed); the only entry when absent or unmatched. */
   name?: string;
+  /**
+   * Most records will be read by their text alone (a diff run settles them
+   * by its hash): a CSV record's cells are found when one is read, not as
+   * the record is scanned.
+   */
+  cellsOnDemand?: boolean;
 }
 
 export type Accessor = (row: SourceRow) => string | undefined;

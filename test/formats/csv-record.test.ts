@@ -95,10 +95,12 @@ describe("the CSV record scanner", () => {
           expect([0, 1, 2, 3, 4, 5].map((i) => counted.cell(i))).toEqual([0, 1, 2, 3, 4, 5].map((i) => cells[i]));
           expect(counted.raw).toEqual(cells);
           // The cells' starts as the scanner found them, the way the reader builds its records.
-          const scanner = new RecordScanner(first, true, full);
-          const scanned = new CsvRecord(1, first.slice(0, scanner.end(0)), full, undefined, scanner);
-          expect(scanned.width).toBe(cells.length);
-          expect([-1, 0, 1, 2, 3, 4, 5].map((i) => scanned.cell(i))).toEqual([-1, 0, 1, 2, 3, 4, 5].map((i) => cells[i]));
+          for (const keepStarts of [true, false]) {
+            const scanner = new RecordScanner(first, true, full, keepStarts);
+            const scanned = new CsvRecord(1, first.slice(0, scanner.end(0)), full, undefined, scanner);
+            expect(scanned.width).toBe(cells.length);
+            expect([-1, 0, 1, 2, 3, 4, 5].map((i) => scanned.cell(i))).toEqual([-1, 0, 1, 2, 3, 4, 5].map((i) => cells[i]));
+          }
         }),
         { numRuns: 500 },
       );
@@ -110,15 +112,19 @@ describe("the CSV record scanner", () => {
     const wide = Array.from({ length: 5000 }, (_, c) => (c % 2 ? `"${c}"` : `${c}`)).join(",");
     const text = [...records.slice(0, 700), wide, ...records.slice(700)].join("\n") + "\n";
     const syntax = { delimiter: ",", enclosure: '"' };
-    const cellsByCell: unknown[] = [];
-    for await (const batch of parseCsv(pieces([text]), { ...syntax, skipLines: 0 })) {
-      for (const row of batch) {
-        expect(row).toBeInstanceOf(CsvRecord);
-        const record = row as CsvRecord;
-        cellsByCell.push(Array.from({ length: record.width }, (_, i) => record.cell(i)));
+    const expected = (await read([text], syntax, false)).map((r) => r.raw);
+    // With the starts the scanner keeps, and with those found when a cell is read (a diff run's reader).
+    for (const cellsOnDemand of [false, true]) {
+      const cellsByCell: unknown[] = [];
+      for await (const batch of parseCsv(pieces([text]), { ...syntax, skipLines: 0, cellsOnDemand })) {
+        for (const row of batch) {
+          expect(row).toBeInstanceOf(CsvRecord);
+          const record = row as CsvRecord;
+          cellsByCell.push(Array.from({ length: record.width }, (_, i) => record.cell(i)));
+        }
       }
+      expect(cellsByCell).toEqual(expected);
     }
-    expect(cellsByCell).toEqual((await read([text], syntax, false)).map((r) => r.raw));
   });
 
   it("keeps the text of regular records and leaves an irregular one and the rest of its chunk to papaparse", async () => {

@@ -178,6 +178,7 @@ async function planProducts(
       input.onStage?.("plan", 0);
     },
     fingerprints: input.live || input.diff,
+    settlesMost: input.diff,
     sink: {
       settle: async (identifiers, fingerprints) => {
         const planner = current.planner;

@@ -80,6 +80,8 @@ export interface ReadInput {
   pointers?: PointerTally;
   /** Fingerprint the rows (source-fingerprint.ts), where the mapping allows, for the sink's `settle` and `record`. */
   fingerprints?: boolean;
+  /** The sink settles most rows by their fingerprints (a diff run): the reader leaves their cells alone until one is read. */
+  settlesMost?: boolean;
 }
 
 /**
@@ -113,7 +115,7 @@ export async function readAndMap(input: ReadInput): Promise<ReadCounts & { mappe
   const counts: ReadCounts = { rows: 0, rowErrors: 0, skipped: 0, cutAt: null, firstError: null };
   let mapper: ImportMapper<SourceRow> | null = null;
   for (const file of input.files) {
-    const reader = await openReader(file.localPath, readOptions(input.config, input.automation.connection)).catch((err: unknown) => {
+    const reader = await openReader(file.localPath, { ...readOptions(input.config, input.automation.connection), cellsOnDemand: input.settlesMost === true }).catch((err: unknown) => {
       throw inFile(file.remote.name, err);
     });
     try {
