@@ -26,7 +26,8 @@ function readError(raw: unknown, what: string): ConveyorError {
  */
 export async function* csvRowPages(source: Readable, what = "a CSV from the service"): AsyncGenerator<string[][]> {
   let first = true;
-  const pages = parseCsv(decodeText(source, { encoding: "utf-8", bomLength: 0 }), { delimiter: ",", enclosure: '"', skipLines: 0 });
+  // Every row is cut into all its cells at once (raw): the scanner need not keep where each starts.
+  const pages = parseCsv(decodeText(source, { encoding: "utf-8", bomLength: 0 }), { delimiter: ",", enclosure: '"', skipLines: 0, cellsOnDemand: true });
   try {
     for (;;) {
       let next: IteratorResult<SourceRow[]>;
