@@ -28,6 +28,10 @@ export interface CsvSyntax {
 const ENCLOSED = 1;
 const DOUBLED = 2;
 
+/** Cell starts an array of RecordScanner.cellStarts holds: a piece of text's records, most often. */
+const STARTS_PER_ARRAY = 4096;
+const NO_STARTS = new Int32Array(0);
+
 /** The scanner cannot tell yet: the record runs past the text at hand. */
 export const INCOMPLETE = -1;
 /** The record is not regular: papaparse reads it. */
@@ -56,7 +60,7 @@ export class RecordScanner {
    * one is started when it fills. Kept only when `keepStarts`: a diff run
    * reads most records by their text alone, and would pay for every start.
    */
-  cellStarts = new Int32Array(4096);
+  cellStarts = NO_STARTS;
   /** The last record found: its first entry in `cellStarts`, and its number of cells. */
   first = 0;
   width = 0;
@@ -87,7 +91,7 @@ export class RecordScanner {
     if (!this.keepStarts) return;
     if (this.used === this.cellStarts.length) {
       // The record under way moves to the front of a fresh array; the records before keep the old one.
-      const grown = new Int32Array(Math.max(this.cellStarts.length, 2 * (this.used - this.first) + 16));
+      const grown = new Int32Array(Math.max(STARTS_PER_ARRAY, 2 * (this.used - this.first) + 16));
       grown.set(this.cellStarts.subarray(this.first, this.used));
       this.used -= this.first;
       this.first = 0;
