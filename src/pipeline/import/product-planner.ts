@@ -70,6 +70,9 @@ export class ProductPlanner {
    */
   readonly vanished = new Set<string>();
   private readonly wait: ScopeWait<PlannerRow>;
+  /** The source index of the batch being settled, and its slot of each row (`SourceIndex.lastSlot`). */
+  private index: SourceIndex | null = null;
+  private slots = new Int32Array(0);
 
   constructor(
     private readonly o: PlannerOptions,
@@ -209,9 +212,10 @@ export class ProductPlanner {
       return codes;
     }
     if (this.wait.holding) await this.scopeIn();
-    const inScope = o.work.scopeHas(matched, o.markSeen);
-    for (let k = 0; k < matchedAt.length; k++) {
-      const at = matchedAt[k];
+    const { ask, askAt } = this.markedInScope(matched, matchedAt, codes);
+    const inScope = o.work.scopeHas(ask, o.markSeen);
+    for (let k = 0; k < askAt.length; k++) {
+      const at = askAt[k];
       if (at === undefined || inScope[k] !== 1) continue;
       codes[at] = SETTLED.unchanged;
       this.counts.unchanged += 1;
@@ -219,16 +223,44 @@ export class ProductPlanner {
     return codes;
   }
 
+  /**
+   * Settles the matched rows whose scope membership the source index's marks
+   * answer (every scope identifier reached them); returns the rest, for the
+   * work database.
+   */
+  private markedInScope(matched: string[], matchedAt: number[], codes: Uint8Array): { ask: string[]; askAt: number[] } {
+    const index = this.index;
+    if (index === null || !this.o.work.scopeMarkedIn(index)) return { ask: matched, askAt: matchedAt };
+    const ask: string[] = [];
+    const askAt: number[] = [];
+    for (let k = 0; k < matchedAt.length; k++) {
+      const at = matchedAt[k] ?? 0;
+      const slot = this.slots[at] ?? -1;
+      if (slot < 0) {
+        ask.push(matched[k] ?? "");
+        askAt.push(at);
+      } else if (index.inScopeAt(slot, this.o.markSeen)) {
+        codes[at] = SETTLED.unchanged;
+        this.counts.unchanged += 1;
+      }
+    }
+    return { ask, askAt };
+  }
+
   /** What the snapshot's fingerprint says of each row: from the run's source index, and the store for what the index cannot tell. */
   private async sourceMatches(identifiers: ReadonlyArray<string | undefined>, fingerprints: ReadonlyArray<string | undefined>): Promise<Uint8Array> {
     const { o } = this;
     const index = o.sources ? await o.sources : null;
+    this.index = index;
     const found = new Uint8Array(identifiers.length);
+    if (this.slots.length < identifiers.length) this.slots = new Int32Array(identifiers.length);
     const ask: string[] = [];
     for (let i = 0; i < identifiers.length; i++) {
+      this.slots[i] = -1;
       const id = identifiers[i];
       if (id === undefined) continue;
       found[i] = index ? index.match(id, fingerprints[i] ?? "") : SOURCE.unknown;
+      if (index) this.slots[i] = index.lastSlot;
       if (found[i] === SOURCE.unknown) ask.push(id);
     }
     if (ask.length === 0) return found;

@@ -93,11 +93,17 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const { fields, late } = journalScope(input, work, mapped, limited);
   const scope = startProductScope(input.client, config, fields, work, input.signal);
   const sources = startSourceIndex(input);
+  // The scope is marked in the index as it streams in, from when the index is read (the rows already in are read
+  // back once); a read-back that fails leaves every question to the work database.
+  sources.index.then((index) => index && work.markScopeIn(index)).catch(() => undefined);
   const sink = late ? late.sink(output) : undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   let bulkFiles: BulkFile[] = [];
   return {
     plan: async (counts) => {
-      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink, late }, scope, limited, sources.index).finally(() => sources.stop());
+      const planned = await planProducts(input, counts, work, repeats, { writer: output, sink, late }, scope, limited, sources.index).finally(() => {
+        work.dropScopeMarks();
+        return sources.stop();
+      });
       bulkFiles = planned.bulkFiles;
       return planned.plan;
     },

@@ -4,13 +4,20 @@
  * settling a batch of rows asks the store nothing.
  *
  * It holds no strings: an open-addressing table in one typed array, each
- * slot three words side by side (a lookup touches one cache line, where a
+ * slot four words side by side (a lookup touches one cache line, where a
  * table per part cost a cache miss per part): a 32-bit hash of the
  * identifier, the index of the fingerprint's definition part with 24 bits of
- * its row hash, and 30 more bits of the row hash. A false "equal" would need
- * 54 bits of the row hashes to agree as well, and the row hash covers the
- * identifier's own cell; identifiers that share a hash in the table are
- * answered by the store.
+ * its row hash, 30 more bits of the row hash with two marks, and a second
+ * 32-bit hash of the identifier. A false "equal" would need 54 bits of the
+ * row hashes to agree as well, and the row hash covers the identifier's own
+ * cell; identifiers that share a hash in the table are answered by the store.
+ *
+ * The marks answer what a diff run asks of nearly every row once it is
+ * settled: is its record still in scope (the service's export, marked here
+ * as it streams into the work database), and was it mentioned (removal).
+ * A scope identifier marks a slot only when both its hashes are the slot's.
+ * In the work database each question was a lookup in a B-tree on disk,
+ * slowest where the feed's identifiers come in no order, as UUIDs do.
  *
  * @module
  */
@@ -31,14 +38,18 @@ const MAX_DEFINITIONS = 253;
 /** Slots per entry: a table a fifth empty keeps probes short without doubling its size. */
 const LOAD = 0.8;
 
-/** Words per slot: the identifier's hash; the kind and the row hash's high bits; its low bits. */
-const WORDS = 3;
+/** Words per slot: the identifier's hash; the kind and the row hash's high bits; its low bits and the marks; the second hash. */
+const WORDS = 4;
 const KIND_SHIFT = 24;
 const HIGH_MASK = 0xff_ffff;
+const LOW_MASK = 0x3fff_ffff;
+/** Marks in the third word: the scope holds the identifier; the feed mentioned it (removal). */
+const IN_SCOPE = 0x4000_0000;
+const MENTIONED = 0x8000_0000;
 
 /**
- * Entries read at most. The table costs about 15 bytes an entry, so a
- * snapshot of any size holds it to some 16 MB and a run's peak memory stays
+ * Entries read at most. The table costs about 20 bytes an entry, so a
+ * snapshot of any size holds it to some 21 MB and a run's peak memory stays
  * flat in rows; past this many, the identifiers it did not read are looked
  * up in the store, batch by batch, as they were before the index.
  */
@@ -65,10 +76,25 @@ function bits(text: string, at: number, chars: number): number {
   return out;
 }
 
-/** FNV-1a over the UTF-16 code units. */
+/** The second hash of the identifier last hashed by `hashId`. */
+let secondHash = 0;
+
+/**
+ * FNV-1a over the UTF-16 code units, the table's key; and, in the same loop,
+ * a second hash with another multiplier and shift (in `secondHash`), so that
+ * two identifiers agree on both with a chance of about one in 2^64.
+ */
 function hashId(id: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  let g = 0x9747b28c;
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i);
+    h = Math.imul(h ^ code, 0x01000193);
+    g = Math.imul(g ^ code, 0x5bd1e995);
+    g ^= g >>> 15;
+  }
+  g = Math.imul(g ^ (g >>> 13), 0xc2b2ae35);
+  secondHash = (g ^ (g >>> 16)) >>> 0;
   return h >>> 0;
 }
 
@@ -98,6 +124,8 @@ export class SourceIndex {
   private complete = true;
   /** True when the snapshot holds more than MAX_ENTRIES: an identifier not in the table may still be in the store. */
   private partial = false;
+  /** The slot `match` last found for its identifier (SOURCE.current or equal), for `inScopeAt`; -1 when there was none. */
+  lastSlot = -1;
 
   private constructor(
     private readonly capacity: number,
@@ -167,6 +195,7 @@ export class SourceIndex {
       return;
     }
     this.slots[at] = hash;
+    this.slots[at + 3] = secondHash;
     this.fill(at, source);
   }
 
@@ -207,6 +236,7 @@ export class SourceIndex {
 
   /** `fingerprint` is a row's, made by sourceFingerprints: its definition part is compared with the entry's. */
   match(id: string, fingerprint: string): SourceMatch {
+    this.lastSlot = -1;
     if (!this.complete) return SOURCE.unknown;
     const at = this.slot(hashId(id));
     const word = this.slots[at + 1] ?? EMPTY;
@@ -215,7 +245,40 @@ export class SourceIndex {
     if (kind === NO_SOURCE) return SOURCE.none;
     if (kind === AMBIGUOUS) return SOURCE.unknown;
     if (kind !== this.definitionOf(fingerprint)) return SOURCE.none;
-    const equal = (word & HIGH_MASK) === bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) && this.slots[at + 2] === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
+    const equal = (word & HIGH_MASK) === bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) && ((this.slots[at + 2] ?? 0) & LOW_MASK) === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
+    this.lastSlot = at;
     return equal ? SOURCE.equal : SOURCE.current;
+  }
+
+  /** The slot of `id`'s own entry, both hashes agreeing; -1 when the table has none (or cannot tell it from another). */
+  private own(id: string): number {
+    if (!this.complete) return -1;
+    const at = this.slot(hashId(id));
+    const kind = (this.slots[at + 1] ?? EMPTY) >>> KIND_SHIFT;
+    return kind === EMPTY || kind === AMBIGUOUS || this.slots[at + 3] !== secondHash ? -1 : at;
+  }
+
+  /** A scope record's identifier: a row settled against its entry is in scope. */
+  markScope(id: string): void {
+    const at = this.own(id);
+    if (at >= 0) this.slots[at + 2] = (this.slots[at + 2] ?? 0) | IN_SCOPE;
+  }
+
+  /**
+   * Whether the scope holds the record of the entry at `slot` (a `lastSlot`),
+   * once every scope identifier was given to `markScope`; with `mention`,
+   * the entry is noted as mentioned by the feed.
+   */
+  inScopeAt(slot: number, mention: boolean): boolean {
+    const word = this.slots[slot + 2] ?? 0;
+    if ((word & IN_SCOPE) === 0) return false;
+    if (mention) this.slots[slot + 2] = word | MENTIONED;
+    return true;
+  }
+
+  /** Whether `inScopeAt` noted `id` as mentioned. */
+  mentioned(id: string): boolean {
+    const at = this.own(id);
+    return at >= 0 && ((this.slots[at + 2] ?? 0) & MENTIONED) !== 0;
   }
 }

@@ -81,6 +81,30 @@ describe("source index", () => {
     });
   });
 
+  it("marks the scope's identifiers only on their own entries, and keeps each match's row hash with the marks set", async () => {
+    const [a, b] = collision();
+    const entries: SnapshotEntry[] = [...Array.from({ length: 500 }, (_, i) => ({ identifier: `G${i}`, values: {}, source: fp(DEF, i) })), { identifier: a, values: {}, source: fp(DEF, 900) }];
+    await store.snapshotPut("k", entries);
+    const index = await SourceIndex.load(store, "k", () => false);
+    const slotOf = (id: string, n: number): number => {
+      expect(index.match(id, fp(DEF, n))).toBe(SOURCE.equal);
+      return index.lastSlot;
+    };
+    // Every other record is in scope; `b` shares `a`'s first hash but is another identifier, and marks nothing.
+    for (let i = 0; i < 500; i += 2) index.markScope(`G${i}`);
+    index.markScope(b);
+    index.markScope("NOT-IN-SNAPSHOT");
+    for (let i = 0; i < 500; i++) expect(index.inScopeAt(slotOf(`G${i}`, i), i % 4 === 0)).toBe(i % 2 === 0);
+    expect(index.inScopeAt(slotOf(a, 900), true)).toBe(false);
+    // Marked slots still answer by their row hashes.
+    expect(index.match("G2", fp(DEF, 3))).toBe(SOURCE.current);
+    expect(index.match("G2", fp(DEF, 2))).toBe(SOURCE.equal);
+    for (let i = 0; i < 500; i++) expect(index.mentioned(`G${i}`)).toBe(i % 4 === 0);
+    expect(index.mentioned(b)).toBe(false);
+    expect(index.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
+    expect(index.lastSlot).toBe(-1);
+  });
+
   it("gives way to the store when its read is stopped", async () => {
     await store.snapshotPut("k", [{ identifier: "A", values: {}, source: fp(DEF, 1) }]);
     const index = await SourceIndex.load(store, "k", () => true);

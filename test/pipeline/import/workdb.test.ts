@@ -98,6 +98,42 @@ describe("scopeHas", () => {
   });
 });
 
+describe("scope marks", () => {
+  /** A ScopeMarks that records what it is told; `said` are the identifiers it answers as mentioned. */
+  const recorder = (said: Set<string>) => ({ marked: [] as string[], markScope(id: string) { this.marked.push(id); }, mentioned: (id: string) => said.has(id) });
+
+  it("reads back the scope already in, in pages, then marks each page as it comes; removal asks the marks too", () => {
+    const db = open();
+    const early = Array.from({ length: 9000 }, (_, i) => `E${String(i).padStart(5, "0")}`);
+    db.addScope(early.map((id) => ({ identifier: id, values: { guid: id } })));
+    const marks = recorder(new Set(["E00007", "L2"]));
+    expect(db.scopeMarkedIn(marks)).toBe(false);
+    db.markScopeIn(marks);
+    expect(db.scopeMarkedIn(marks)).toBe(true);
+    expect(marks.marked).toEqual(early);
+    db.addScope([{ identifier: "L1", values: { guid: "L1" } }, { identifier: "L2", values: { guid: "L2" } }]);
+    expect(marks.marked.slice(9000)).toEqual(["L1", "L2"]);
+    db.scopeHas(["E00001"], true);
+    const left = [...db.unmentioned()].flat();
+    expect(left).toHaveLength(9002 - 3);
+    expect(left).not.toContain("E00001");
+    expect(left).not.toContain("E00007");
+    expect(left).not.toContain("L2");
+    // Once dropped, the marks are neither told nor asked.
+    db.dropScopeMarks();
+    expect(db.scopeMarkedIn(marks)).toBe(false);
+    db.addScope([{ identifier: "L3", values: { guid: "L3" } }]);
+    expect(marks.marked).toHaveLength(9002);
+    expect([...db.unmentioned()].flat()).toContain("L2");
+    db.close();
+    // A pass that ended before the index came: nothing is read from the closed database.
+    const late = recorder(new Set());
+    db.markScopeIn(late);
+    expect(late.marked).toEqual([]);
+    expect(db.scopeMarkedIn(late)).toBe(false);
+  });
+});
+
 describe("planProduct", () => {
   const config = { identifier: "guid", create: "add" as const, update: "edit" as const, remove: "end" as const };
   const input = { identifier: "A", line: 2, values: { guid: "A", stock: "5", cost: "1.00" }, ignored: new Set<string>(), service: undefined, snapshot: undefined };
