@@ -22,8 +22,8 @@
  * bench/out/build), as `conveyor run` does: tsx's loader thread alone adds ~35 MB of RSS. Read and write limits are raised to 100,000/min for
  * every run: at the seed's 60 writes/min, the 200 bulk files of the load would wait ~3.5 minutes.
  *
- *   npm run bench:import [-- rows [--journal | --no-journal]]   (--journal: only the undo journal's side-by-side live runs;
- *   --no-journal: without them; BENCH_CPU_PROF=<folder>: a CPU profile of each phase; BENCH_KEEP=1: keep the
+ *   npm run bench:import [-- rows [--journal | --no-journal] [--unordered]]   (--journal: only the undo journal's side-by-side
+ *   live runs; --no-journal: without them; --unordered: identifiers in no order, as UUIDs come; BENCH_CPU_PROF=<folder>: a CPU profile of each phase; BENCH_KEEP=1: keep the
  *   data folder and the compiled bench, and print how to run the nightly phase again alone)
  */
 import { spawn } from "node:child_process";
@@ -52,6 +52,12 @@ const FIELD_MAP = { guid: "Item GUID", sku: "Item Number", title: "Title", descr
 const CHANGED_EVERY = 100;
 const FEED = "feed.csv";
 
+/**
+ * `--unordered`: identifiers in no order (row r's is r times a number prime to 10^12, modulo 10^12), as UUIDs
+ * come; otherwise they ascend with the rows, and every B-tree keyed by them fills at its end.
+ */
+const unordered = process.argv.includes("--unordered");
+
 /** The feed's rows: `changed` bumps every 100th stock, `reprice` every row's price and stock (the undo journal's worst case). */
 type Variant = "base" | "changed" | "reprice";
 
@@ -60,7 +66,7 @@ function row(r: number, variant: Variant): string[] {
   const shift = variant === "reprice" ? 1 : 0;
   const stock = (r * 31) % 500 + shift;
   return [
-    `G${String(r).padStart(12, "0")}`,
+    `G${String(unordered ? (r * 387_420_489) % 1e12 : r).padStart(12, "0")}`,
     `SKU-${r}`,
     `Product ${r} "${["Alpha", "Beta", "Gamma"][r % 3]}" edition`,
     `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua`,
