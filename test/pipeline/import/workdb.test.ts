@@ -67,7 +67,8 @@ describe("work database", () => {
 describe("commits", () => {
   it("gives the values back as the JSON text they were added as, in order, past the write buffer, and forgets them on a new plan", () => {
     const db = open();
-    const entries = Array.from({ length: 25_123 }, (_, i) => ({ identifier: `I${i}`, values: { guid: `I${i}`, title: `"Ölkanne" ${i} \\` }, ...(i % 3 === 0 ? { source: `src${i}` } : {}) }));
+    const id = (i: number): string => `I${String(i).padStart(5, "0")}`;
+    const entries = Array.from({ length: 25_123 }, (_, i) => ({ identifier: id(i), values: { guid: id(i), title: `"Ölkanne" ${i} \\` }, ...(i % 3 === 0 ? { source: `src${i}` } : {}) }));
     for (let i = 0; i < entries.length; i += 1000) db.addCommits(entries.slice(i, i + 1000));
     const pages = [...db.committable()];
     const full = Math.floor(entries.length / SNAPSHOT_PUT_ENTRIES);
@@ -77,7 +78,22 @@ describe("commits", () => {
     db.resetPlan();
     expect([...db.committable()]).toEqual([]);
     db.addCommits(entries.slice(0, 2));
-    expect([...db.committable()].flat().map((e) => e.identifier)).toEqual(["I0", "I1"]);
+    expect([...db.committable()].flat().map((e) => e.identifier)).toEqual(["I00000", "I00001"]);
+  });
+
+  it("gives entries added in no order back in identifier order, the entries of one identifier as they were added", () => {
+    const db = open();
+    const ids = Array.from({ length: 5000 }, (_, i) => `U${String((i * 7919) % 5000).padStart(4, "0")}`);
+    for (let i = 0; i < ids.length; i += 700) db.addCommits(ids.slice(i, i + 700).map((identifier) => ({ identifier, values: { stock: "1" } })));
+    db.addCommits([{ identifier: "U0042", values: { stock: "later" } }]);
+    const got = [...db.committable()].flat();
+    expect(got.map((e) => e.identifier)).toEqual([...ids, "U0042"].sort());
+    expect(got.filter((e) => e.identifier === "U0042").map((e) => e.valuesText)).toEqual(['{"stock":"1"}', '{"stock":"later"}']);
+    // A plan made again is sorted afresh, from its own entries alone.
+    db.resetPlan();
+    db.addCommits([{ identifier: "B", values: {} }, { identifier: "A", values: {} }, { identifier: "C", values: {} }]);
+    expect([...db.committable()].flat().map((e) => e.identifier)).toEqual(["A", "B", "C"]);
+    db.close();
   });
 });
 
