@@ -17,7 +17,7 @@ import type { PlannedOp } from "../planned-op.js";
 import { ChangeTally } from "./change-guard.js";
 import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import { SETTLED, type RowSource } from "./read.js";
-import { SOURCE, sourceMatch, type SourceIndex } from "./source-index.js";
+import { SCOPE, SOURCE, sourceMatch, type SourceIndex } from "./source-index.js";
 import { ScopeWait } from "./scope-wait.js";
 import type { WorkDb } from "./workdb.js";
 import type { SnapshotEntry } from "../../state/index.js";
@@ -121,7 +121,7 @@ export class ProductPlanner {
 
   /** Rows settled by their fingerprints before the scope was in: unchanged where the scope has their records. */
   private confirm(list: string, count: number, size: number): void {
-    const found = size === 0 ? new Uint8Array(count) : this.o.work.scopeHasList(list, count, this.o.markSeen);
+    const found = size === 0 ? new Uint8Array(count) : this.marked(list, count) ?? this.o.work.scopeHasList(list, count, this.o.markSeen);
     let missing = false;
     for (let k = 0; k < count; k++) {
       if (found[k] === 1) this.counts.unchanged += 1;
@@ -130,6 +130,30 @@ export class ProductPlanner {
     if (!missing) return;
     const ids = JSON.parse(list) as string[];
     for (let k = 0; k < count; k++) if (found[k] !== 1) this.vanished.add(ids[k] ?? "");
+  }
+
+  /**
+   * `scopeHasList` of a waiting list, from the source index's marks where they
+   * can tell (and the work database for the rest); null without marks.
+   */
+  private marked(list: string, count: number): Uint8Array | null {
+    const index = this.index;
+    if (index === null || !this.o.work.scopeMarkedIn(index)) return null;
+    const ids = JSON.parse(list) as string[];
+    const found = new Uint8Array(count);
+    const ask: string[] = [];
+    const askAt: number[] = [];
+    for (let k = 0; k < count; k++) {
+      const id = ids[k] ?? "";
+      const state = index.scopeOf(id, this.o.markSeen);
+      if (state === SCOPE.unknown) {
+        ask.push(id);
+        askAt.push(k);
+      } else found[k] = state === SCOPE.in ? 1 : 0;
+    }
+    const asked = this.o.work.scopeHas(ask, this.o.markSeen);
+    for (let j = 0; j < askAt.length; j++) found[askAt[j] ?? 0] = asked[j] ?? 0;
+    return found;
   }
 
   private async planPage(rows: readonly PlannerRow[]): Promise<void> {

@@ -29,6 +29,10 @@ import { DEFINITION_CHARS } from "./source-fingerprint.js";
 export const SOURCE = { none: 0, current: 1, equal: 2, unknown: 3 } as const;
 export type SourceMatch = (typeof SOURCE)[keyof typeof SOURCE];
 
+/** What the marks say of an identifier's record: the scope holds it, does not, or the table cannot tell (ask the work database). */
+export const SCOPE = { out: 0, in: 1, unknown: 2 } as const;
+export type ScopeState = (typeof SCOPE)[keyof typeof SCOPE];
+
 /** Slot markers besides definition indexes 1..MAX_DEFINITIONS, in the top byte of a slot's second word. */
 const EMPTY = 0;
 const NO_SOURCE = 254;
@@ -274,6 +278,13 @@ export class SourceIndex {
     if ((word & IN_SCOPE) === 0) return false;
     if (mention) this.slots[slot + 2] = word | MENTIONED;
     return true;
+  }
+
+  /** `inScopeAt` for an identifier: unknown when the table has no entry of its own for it. */
+  scopeOf(id: string, mention: boolean): ScopeState {
+    const at = this.own(id);
+    if (at < 0) return SCOPE.unknown;
+    return this.inScopeAt(at, mention) ? SCOPE.in : SCOPE.out;
   }
 
   /** Whether `inScopeAt` noted `id` as mentioned. */

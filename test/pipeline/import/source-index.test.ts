@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SOURCE, SourceIndex, sourceMatch } from "../../../src/pipeline/import/source-index.js";
+import { SCOPE, SOURCE, SourceIndex, sourceMatch } from "../../../src/pipeline/import/source-index.js";
 import { startSourceIndex } from "../../../src/pipeline/import/source-index-read.js";
 import type { FileConfig } from "../../../src/definition/index.js";
 import type { SnapshotEntry } from "../../../src/state/index.js";
@@ -101,6 +101,11 @@ describe("source index", () => {
     expect(index.match("G2", fp(DEF, 2))).toBe(SOURCE.equal);
     for (let i = 0; i < 500; i++) expect(index.mentioned(`G${i}`)).toBe(i % 4 === 0);
     expect(index.mentioned(b)).toBe(false);
+    // By identifier, as a waiting list asks: only the table's own entries answer.
+    expect([index.scopeOf("G6", false), index.scopeOf("G7", false), index.scopeOf(b, false), index.scopeOf("NEW", false)]).toEqual([SCOPE.in, SCOPE.out, SCOPE.unknown, SCOPE.unknown]);
+    expect(index.mentioned("G6")).toBe(false);
+    expect(index.scopeOf("G6", true)).toBe(SCOPE.in);
+    expect(index.mentioned("G6")).toBe(true);
     expect(index.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
     expect(index.lastSlot).toBe(-1);
   });
