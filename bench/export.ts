@@ -18,7 +18,8 @@
  * end ÷ bare ≥ 0.3, worker's part ÷ bare ≥ 0.5, the service's job no slower
  * than the worker's part; a miss exits non-zero.
  *
- *   npm run bench:export            (npm run bench:export -- 200000, or ROWS=200000, for a quicker look)
+ *   npm run bench:export            (npm run bench:export -- 200000, or ROWS=200000, for a quicker look;
+ *                                    -- 1000000 --unordered: identifiers in no order, as UUIDs come)
  *
  * BENCH_CPU_PROF=<folder>: --cpu-prof profiles of each export run's process,
  * in a folder named by the run, one per thread (thread 0 the main one).
@@ -40,14 +41,27 @@ import { MALLOC_ENV, tuneHeap } from "../src/memory.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 
 // The count comes as an argument (`npm run bench:export -- 200000`) or as ROWS; the children get it through ROWS.
-const ROWS = Number(process.argv[2] !== "--child" && process.argv[2] ? process.argv[2] : (process.env.ROWS ?? 1_000_000));
+const ROWS = Number(process.argv[2] !== "--child" && process.argv[2] && process.argv[2] !== "--unordered" ? process.argv[2] : (process.env.ROWS ?? 1_000_000));
 if (!Number.isInteger(ROWS) || ROWS <= 0) throw new Error(`bench:export takes a row count, such as 200000, not ${process.argv[2] ?? process.env.ROWS}`);
 process.env.ROWS = String(ROWS);
+// `--unordered` (passed to the children as BENCH_UNORDERED): identifiers in no order, as UUIDs come, where they
+// otherwise ascend with the rows and every B-tree keyed by them (the export snapshot, the log keys) fills at its end.
+if (process.argv.includes("--unordered")) process.env.BENCH_UNORDERED = "1";
+const unordered = process.env.BENCH_UNORDERED === "1";
+
+/** MurmurHash3's finalizer: consecutive numbers to scattered ones. */
+function scramble(n: number): number {
+  let h = n;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 const FIELD_MAP = { guid: "id", sku: "sku", title: "title", brand: "brand", price: "price", stock: "quantity", condition: "condition", upc: "upc" };
 
 function product(i: number): Record<string, string> {
   return {
-    guid: `P${String(i).padStart(7, "0")}`,
+    guid: unordered ? `P${scramble(i).toString(16).padStart(8, "0")}${String(i).padStart(7, "0")}` : `P${String(i).padStart(7, "0")}`,
     sku: `SKU-${i}`,
     title: `Product ${i}, standard "edition"`,
     brand: i % 3 ? "Acme" : "Bolt & Nut",

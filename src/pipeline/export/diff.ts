@@ -22,6 +22,7 @@ import { once } from "node:events";
 import { rm } from "node:fs/promises";
 import { SNAPSHOT_PUT_ENTRIES, type SnapshotText } from "../../state/snapshot-entry.js";
 import type { StateStore } from "../../state/types.js";
+import { SortedEntries } from "./sorted-entries.js";
 
 export type Change = "create" | "update" | "unchanged";
 
@@ -150,7 +151,9 @@ export class ExportSnapshot {
   /**
    * Step 7, after a successful live delivery: the staged rows go into the
    * snapshot, except those whose delivery failed (a diff run sends them
-   * again). A full run then drops what it did not see. `onCommitted` may
+   * again). A full run then drops what it did not see. The store takes them
+   * in identifier order: from the first row out of it on, the rest is sorted
+   * first (sorted-entries.ts). `onCommitted` may
    * return a promise (the log writer's, when it has a backlog): the commit
    * waits for it.
    */
@@ -161,27 +164,47 @@ export class ExportSnapshot {
     const started = new Date().toISOString();
     let batch: SnapshotText[] = [];
     let committed = 0;
-    // Nothing staged, no file: a full run still drops what it did not see.
-    const chunks = this.staged === 0 ? [] : stagedLines(this.options.stagePath);
-    for await (const lines of chunks) {
-      for (const line of lines) {
-        if (line === "") continue;
-        const space = line.indexOf(" ");
-        const identifier = stagedIdentifier(line, space + 1);
-        if (failed.has(identifier)) continue;
+    const put = async (entries: SnapshotText[]): Promise<void> => {
+      for (const { identifier } of entries) {
         const logged = onCommitted?.(identifier);
         if (logged) await logged;
-        // The values { h } as JSON, without an object a row.
-        batch.push({ identifier, valuesText: `{"h":${JSON.stringify(line.slice(0, space))}}` });
-        if (batch.length >= SNAPSHOT_PUT_ENTRIES) {
-          await store.snapshotPut(key, batch);
-          committed += batch.length;
+      }
+      await store.snapshotPut(key, entries);
+      committed += entries.length;
+    };
+    // Rows in identifier order go straight to the store; from the first row out of it on, they are sorted first.
+    let last = "";
+    let sorted: SortedEntries | null = null;
+    // Nothing staged, no file: a full run still drops what it did not see.
+    const chunks = this.staged === 0 ? [] : stagedLines(this.options.stagePath);
+    try {
+      for await (const lines of chunks) {
+        for (const line of lines) {
+          if (line === "") continue;
+          const space = line.indexOf(" ");
+          const identifier = stagedIdentifier(line, space + 1);
+          if (failed.has(identifier)) continue;
+          if (identifier < last && !sorted) {
+            if (batch.length) await put(batch);
+            batch = [];
+            sorted = new SortedEntries(`${this.options.stagePath}.sort`);
+          }
+          last = identifier;
+          // The values { h } as JSON, without an object a row.
+          batch.push({ identifier, valuesText: `{"h":${JSON.stringify(line.slice(0, space))}}` });
+          if (batch.length < SNAPSHOT_PUT_ENTRIES) continue;
+          if (sorted) sorted.add(batch);
+          else await put(batch);
           batch = [];
         }
       }
+      if (sorted) {
+        sorted.add(batch);
+        for (const page of sorted.pages(SNAPSHOT_PUT_ENTRIES)) await put(page);
+      } else if (batch.length) await put(batch);
+    } finally {
+      sorted?.close();
     }
-    if (batch.length) await store.snapshotPut(key, batch);
-    committed += batch.length;
     if (!this.options.diff) await store.snapshotPruneBefore(key, started);
     return committed;
   }
