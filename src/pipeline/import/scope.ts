@@ -54,6 +54,7 @@ export async function readProductScope(
     }
     total += work.addScope(batch);
   }
+  work.endScope();
   return total;
 }
 

@@ -18,6 +18,7 @@ import { JournalTable } from "./journal-table.js";
 import { WorkCommits } from "./work-commits.js";
 import { WorkFailures } from "./work-failures.js";
 import { ScopeValues } from "./scope-values.js";
+import { ScopeRows, type ScopeEntry } from "./scope-rows.js";
 
 export interface IncomingRow {
   seq: number;
@@ -34,8 +35,6 @@ export interface DeferredEvent {
   message: string;
 }
 
-const SCOPE_ROWS = 100;
-
 /**
  * Scope membership kept outside the database for identifiers it can tell
  * apart (a diff run's SourceIndex): told every scope identifier, asked
@@ -46,16 +45,6 @@ export interface ScopeMarks {
   mentioned(identifier: string): boolean;
 }
 
-/** Each scope row's identifier, its ordinal (its byte in the `seen` marks) and values. */
-function scopeParams(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>, from: number, count: number, ordinal: number, codec: ScopeValues): Array<string | number> {
-  const params: Array<string | number> = [];
-  for (let i = from; i < from + count; i++) {
-    const e = entries[i];
-    if (e) params.push(e.identifier, ordinal + i, codec.encode(e.values));
-  }
-  return params;
-}
-
 /** Almost no record has ignored fields: the common case is neither encoded nor parsed. */
 const NONE = "[]";
 const NO_IGNORED: ReadonlySet<string> = new Set<string>();
@@ -64,8 +53,6 @@ export class WorkDb {
   private readonly db: Database.Database;
   private readonly insertNew: Database.Statement;
   private readonly replaceOld: Database.Statement;
-  private readonly insertScope: Database.Statement;
-  private readonly insertScopeRows: Database.Statement;
   private readonly findScope: Database.Statement;
   private readonly findScopeOrd: Database.Statement;
   private readonly findScopeAt: Database.Statement;
@@ -84,6 +71,7 @@ export class WorkDb {
   private readonly scopeValues = new ScopeValues();
   private readonly commits: WorkCommits;
   private marks: ScopeMarks | null = null;
+  private readonly scopeInserts: ScopeRows;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -103,8 +91,6 @@ export class WorkDb {
       CREATE TABLE waiting (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, list TEXT NOT NULL);`);
     this.insertNew = this.db.prepare(`INSERT OR IGNORE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
     this.replaceOld = this.db.prepare(`REPLACE INTO incoming (identifier, line, "values", ignored) VALUES (?, ?, ?, ?)`);
-    this.insertScope = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, ord, "values") VALUES (?, ?, ?)`);
-    this.insertScopeRows = this.db.prepare(`INSERT OR REPLACE INTO scope (identifier, ord, "values") VALUES ${new Array(SCOPE_ROWS).fill("(?, ?, ?)").join(", ")}`);
     this.findScope = this.db.prepare(`SELECT s.identifier, s.ord, s."values" AS v FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value`).raw();
     this.findScopeOrd = this.db.prepare("SELECT s.ord FROM scope AS s WHERE s.identifier = ?").pluck();
     this.findScopeAt = this.db.prepare("SELECT j.key FROM json_each(?) AS j CROSS JOIN scope AS s ON s.identifier = j.value").pluck();
@@ -112,6 +98,7 @@ export class WorkDb {
     this.insertDeferred = this.db.prepare("INSERT INTO deferred (kind, line, identifier, message) VALUES (?, ?, ?, ?)");
     this.insertWaiting = this.db.prepare("INSERT INTO waiting (count, list) VALUES (?, ?)");
     this.commits = new WorkCommits(this.db);
+    this.scopeInserts = new ScopeRows(this.db, this.scopeValues);
   }
 
   /** Buffered: call `flush()` (or read) before relying on the rows. */
@@ -165,17 +152,9 @@ export class WorkDb {
     }
   }
 
-  /**
-   * A hundred rows a statement: one row a statement spends most of a big
-   * scope's time on the cost of each call rather than on SQLite's work.
-   */
-  addScope(entries: ReadonlyArray<{ identifier: string; values: Record<string, string> }>): number {
-    const ordinal = this.scopeRows;
-    this.db.transaction(() => {
-      let at = 0;
-      for (; at + SCOPE_ROWS <= entries.length; at += SCOPE_ROWS) this.insertScopeRows.run(scopeParams(entries, at, SCOPE_ROWS, ordinal, this.scopeValues));
-      for (; at < entries.length; at++) this.insertScope.run(scopeParams(entries, at, 1, ordinal, this.scopeValues));
-    })();
+  /** Rows of the scope read, as the service gives them; `endScope` once it is done, before any is looked up. */
+  addScope(entries: readonly ScopeEntry[]): number {
+    this.scopeInserts.add(entries, this.scopeRows);
     this.scopeRows += entries.length;
     if (this.marks) for (const e of entries) this.marks.markScope(e.identifier);
     if (this.seen.length < this.scopeRows) {
@@ -194,13 +173,7 @@ export class WorkDb {
    */
   markScopeIn(marks: ScopeMarks): void {
     if (!this.db.open || this.marks === marks) return;
-    // In pages: a row at a time through iterate() cost three times as much.
-    const page = this.db.prepare("SELECT identifier FROM scope WHERE identifier > ? ORDER BY identifier LIMIT 4096").pluck();
-    for (let after = "", rows: string[] = []; this.scopeRows > 0; after = rows[rows.length - 1] ?? after) {
-      rows = page.all(after) as string[];
-      if (rows.length === 0) break;
-      for (const identifier of rows) marks.markScope(identifier);
-    }
+    if (this.scopeRows > 0) for (const page of this.scopeInserts.identifiers()) for (const identifier of page) marks.markScope(identifier);
     this.marks = marks;
   }
 
@@ -212,6 +185,11 @@ export class WorkDb {
   /** Lets the marks go (their table is not needed past the plan); what they noted as mentioned is forgotten. */
   dropScopeMarks(): void {
     this.marks = null;
+  }
+
+  /** The scope read is done: what it inserted can be looked up (scope-rows.ts). */
+  endScope(): void {
+    this.scopeInserts.end();
   }
 
   scopeCount(): number {

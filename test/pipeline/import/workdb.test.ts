@@ -48,6 +48,7 @@ describe("work database", () => {
     // Two reads, the second repeating part of the first: a record read again is one record, unmarked until named.
     db.addScope(ids.slice(0, 1500).map((identifier) => ({ identifier, values: { guid: identifier } })));
     db.addScope(ids.slice(1000).reverse().map((identifier) => ({ identifier, values: { guid: identifier, stock: "2" } })));
+    db.endScope();
     expect(db.scopeCount()).toBe(2500);
     expect(db.scopeLookup(["I01200"], false).get("I01200")).toEqual({ guid: "I01200", stock: "2" });
     // Without mark nothing is noted.
@@ -110,6 +111,25 @@ describe("scopeHas", () => {
     expect([...db.unmentioned()].flat()).toEqual(["B", "C", "D"]);
     expect([...db.scopeHas(["C", "A", "B"], true)]).toEqual([1, 0, 1]);
     expect([...db.unmentioned()].flat()).toEqual(["D"]);
+    db.close();
+  });
+});
+
+describe("a scope in no order", () => {
+  it("holds the rows past the first one out of order apart until the scope ends, the last row of an identifier winning", () => {
+    const db = open();
+    const ids = Array.from({ length: 3000 }, (_, i) => `S${String((i * 7919) % 3000).padStart(4, "0")}`);
+    for (let i = 0; i < ids.length; i += 700) db.addScope(ids.slice(i, i + 700).map((id) => ({ identifier: id, values: { guid: id, stock: "1" } })));
+    db.addScope([{ identifier: "S0042", values: { guid: "S0042", stock: "later" } }]);
+    // Marks read back every row inserted so far, those that wait too.
+    const marked: string[] = [];
+    db.markScopeIn({ markScope: (id) => void marked.push(id), mentioned: () => false });
+    expect(marked.sort()).toEqual([...ids, "S0042"].sort());
+    db.endScope();
+    expect(db.scopeCount()).toBe(3000);
+    expect(db.scopeLookup(["S0042", "S2999", "S0000", "NOPE"], true)).toEqual(new Map([["S0042", { guid: "S0042", stock: "later" }], ["S2999", { guid: "S2999", stock: "1" }], ["S0000", { guid: "S0000", stock: "1" }]]));
+    const left = [...db.unmentioned()].flat();
+    expect(left).toEqual([...ids].sort().filter((id) => !["S0042", "S2999", "S0000"].includes(id)));
     db.close();
   });
 });
