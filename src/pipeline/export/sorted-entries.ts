@@ -9,8 +9,8 @@
  */
 
 import { rmSync } from "node:fs";
-import Database from "better-sqlite3";
-import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
+import type Database from "better-sqlite3";
+import { openScratchSqlite } from "../../scratch-sqlite.js";
 import type { SnapshotText } from "../../state/snapshot-entry.js";
 
 const ROWS_PER_STATEMENT = 100;
@@ -27,13 +27,7 @@ export class SortedEntries {
   /** `file` is created afresh and removed by `close`. */
   constructor(private readonly file: string) {
     rmSync(file, { force: true });
-    this.db = new Database(file);
-    // Scratch data, thrown away after the commit: no journal, no syncs.
-    this.db.unsafeMode(true);
-    this.db.pragma("journal_mode = OFF");
-    this.db.unsafeMode(false);
-    this.db.pragma(SQLITE_CACHE_PRAGMA);
-    this.db.pragma("synchronous = OFF");
+    this.db = openScratchSqlite(file);
     this.db.exec(`CREATE TABLE entries (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL, "values" TEXT NOT NULL)`);
     this.many = this.db.prepare(insertSql(ROWS_PER_STATEMENT));
     this.one = this.db.prepare(insertSql(1));

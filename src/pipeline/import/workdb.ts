@@ -10,8 +10,8 @@
  * @module
  */
 
-import Database from "better-sqlite3";
-import { SQLITE_CACHE_PRAGMA } from "../../memory.js";
+import type Database from "better-sqlite3";
+import { openScratchSqlite } from "../../scratch-sqlite.js";
 import type { SnapshotEntry, SnapshotText } from "../../state/snapshot-entry.js";
 import type { FailedRecords } from "../apply-journal.js";
 import { JournalTable } from "./journal-table.js";
@@ -74,14 +74,7 @@ export class WorkDb {
   private readonly scopeInserts: ScopeRows;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    // Scratch data: durability is worthless here, speed is not. better-sqlite3 opens a connection in SQLite's
-    // defensive mode, which keeps the rollback journal without a word when asked to turn it off.
-    this.db.unsafeMode(true);
-    this.db.pragma("journal_mode = OFF");
-    this.db.unsafeMode(false);
-    this.db.pragma(SQLITE_CACHE_PRAGMA);
-    this.db.pragma("synchronous = OFF");
+    this.db = openScratchSqlite(file);
     this.db.exec(`
       CREATE TABLE incoming (seq INTEGER PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, "values" TEXT NOT NULL, ignored TEXT NOT NULL);
       CREATE TABLE scope (identifier TEXT PRIMARY KEY, ord INTEGER NOT NULL, "values" TEXT NOT NULL) WITHOUT ROWID;
