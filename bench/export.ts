@@ -38,6 +38,7 @@ import { createLogger, type Logger } from "../src/log.js";
 import { runAutomation } from "../src/pipeline/run.js";
 import { openWorker } from "../src/worker.js";
 import { MALLOC_ENV, tuneHeap } from "../src/memory.js";
+import { benchIdentifier } from "./identifiers.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 
 // The count comes as an argument (`npm run bench:export -- 200000`) or as ROWS; the children get it through ROWS.
@@ -49,19 +50,11 @@ process.env.ROWS = String(ROWS);
 if (process.argv.includes("--unordered")) process.env.BENCH_UNORDERED = "1";
 const unordered = process.env.BENCH_UNORDERED === "1";
 
-/** MurmurHash3's finalizer: consecutive numbers to scattered ones. */
-function scramble(n: number): number {
-  let h = n;
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
 const FIELD_MAP = { guid: "id", sku: "sku", title: "title", brand: "brand", price: "price", stock: "quantity", condition: "condition", upc: "upc" };
 
 function product(i: number): Record<string, string> {
   return {
-    guid: unordered ? `P${scramble(i).toString(16).padStart(8, "0")}${String(i).padStart(7, "0")}` : `P${String(i).padStart(7, "0")}`,
+    guid: benchIdentifier("P", i, 7, unordered),
     sku: `SKU-${i}`,
     title: `Product ${i}, standard "edition"`,
     brand: i % 3 ? "Acme" : "Bolt & Nut",

@@ -36,6 +36,7 @@ import { fileURLToPath } from "node:url";
 import { loadSettings } from "../src/config.js";
 import { parseAutomation } from "../src/definition/index.js";
 import { MALLOC_ENV, tuneHeap } from "../src/memory.js";
+import { benchIdentifier } from "./identifiers.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
 import { eachRow, openReader } from "../src/formats/index.js";
@@ -53,8 +54,8 @@ const CHANGED_EVERY = 100;
 const FEED = "feed.csv";
 
 /**
- * `--unordered`: identifiers in no order (row r's is r times a number prime to 10^12, modulo 10^12), as UUIDs
- * come; otherwise they ascend with the rows, and every B-tree keyed by them fills at its end.
+ * `--unordered`: identifiers in no order, as UUIDs come (led by a hash of the row's number); otherwise they
+ * ascend with the rows, and every B-tree keyed by them fills at its end.
  */
 const unordered = process.argv.includes("--unordered");
 
@@ -66,7 +67,7 @@ function row(r: number, variant: Variant): string[] {
   const shift = variant === "reprice" ? 1 : 0;
   const stock = (r * 31) % 500 + shift;
   return [
-    `G${String(unordered ? (r * 387_420_489) % 1e12 : r).padStart(12, "0")}`,
+    benchIdentifier("G", r, 12, unordered),
     `SKU-${r}`,
     `Product ${r} "${["Alpha", "Beta", "Gamma"][r % 3]}" edition`,
     `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua`,
