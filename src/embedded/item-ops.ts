@@ -82,7 +82,7 @@ function decide(items: ItemStore, change: ItemChange, now: number): ItemOutcome 
   if (action === "relist") next.listed = "1";
   if (action === "end") next.listed = "0";
   next.dateupdated = stamp;
-  items.update(next);
+  items.update(next, existing);
   const messages: Record<ItemAction, string> = { edit: "item updated", relist: "item relisted", end: "listing ended", add: "", start: "", delete: "" };
   return { ok: true, item: next, message: messages[action] };
 }

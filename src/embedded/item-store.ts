@@ -53,6 +53,7 @@ export class ItemStore {
   private readonly bySku;
   private readonly insertRow;
   private readonly updateRow;
+  private readonly updateFields;
   private readonly deleteRow;
 
   constructor(private readonly db: Db) {
@@ -61,6 +62,7 @@ export class ItemStore {
     this.bySku = db.prepare(`SELECT ${ROW} FROM items WHERE sku = ? ORDER BY id LIMIT 1`);
     this.insertRow = db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)");
     this.updateRow = db.prepare("UPDATE items SET guid = ?, sku = ?, fields = ? WHERE id = ?");
+    this.updateFields = db.prepare("UPDATE items SET fields = ? WHERE id = ?");
     this.deleteRow = db.prepare("DELETE FROM items WHERE id = ?");
   }
 
@@ -77,9 +79,15 @@ export class ItemStore {
     return { ...rest, id: String(info.lastInsertRowid), guid, sku };
   }
 
-  update(item: Item): void {
+  /**
+   * Stores `item` over the row of its id. Given the item as it was, an
+   * update that keeps its guid and sku leaves their indexes alone: SQLite
+   * rewrites the index of every column a statement sets, changed or not.
+   */
+  update(item: Item, before?: Pick<Item, "guid" | "sku">): void {
     const { id, guid = "", sku = "", ...rest } = item;
-    this.updateRow.run(guid, sku, JSON.stringify(rest), Number(id));
+    if (before && before.guid === guid && before.sku === sku) this.updateFields.run(JSON.stringify(rest), Number(id));
+    else this.updateRow.run(guid, sku, JSON.stringify(rest), Number(id));
   }
 
   remove(id: string): void {

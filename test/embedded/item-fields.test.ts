@@ -82,4 +82,29 @@ describe("embedded items table: a data folder from before the cell columns", () 
     expect(store.count()).toBe(26);
     db.close();
   });
+
+  it("updates an item whose guid and sku stay, and one whose sku changes, through every index", async () => {
+    const db = new Database(":memory:");
+    db.exec(ITEMS_SCHEMA);
+    upgradeItems(db);
+    const store = new ItemStore(db);
+    for (let i = 1; i <= 3; i++) store.insert({ id: "", guid: `G${i}`, sku: `S${i}`, title: `T${i}`, stock: "1", price: "2.00" });
+    const first = store.find("guid", "G1");
+    const second = store.find("guid", "G2");
+    if (!first || !second) throw new Error("items not stored");
+    // The same guid and sku: only the fields (and their cells) are written.
+    store.update({ ...first, stock: "5", title: "T1 new" }, first);
+    // A new sku given the item as it was: the sku index follows.
+    store.update({ ...second, sku: "S2-new", stock: "7" }, second);
+    expect(store.find("sku", "S1")).toMatchObject({ guid: "G1", stock: "5", title: "T1 new" });
+    expect(store.find("sku", "S2")).toBeUndefined();
+    expect(store.find("sku", "S2-new")).toMatchObject({ guid: "G2", stock: "7" });
+    expect((await cells(store, ["guid", "stock", "price"])).got).toEqual([
+      ["G1", "5", "2.00"],
+      ["G2", "7", "2.00"],
+      ["G3", "1", "2.00"],
+    ]);
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    db.close();
+  });
 });
