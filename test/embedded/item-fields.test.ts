@@ -82,7 +82,10 @@ describe("embedded items table: a data folder from before the cell columns", () 
     expect(store.count()).toBe(26);
     db.close();
   });
+});
 
+/** ItemStore.update sets guid and sku only when they change: SQLite rewrites the index of every column a statement sets. */
+describe("embedded item store: updates", () => {
   it("updates an item whose guid and sku stay, and one whose sku changes, through every index", async () => {
     const db = new Database(":memory:");
     db.exec(ITEMS_SCHEMA);
