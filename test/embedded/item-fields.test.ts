@@ -19,14 +19,18 @@ async function cells(store: ItemStore, columns: string[]): Promise<{ expected: s
   return { expected, got };
 }
 
+/** An items table in memory as openDb makes it (the table, then its cells' index), and its store. */
+function freshStore(): { db: Database.Database; store: ItemStore } {
+  const db = new Database(":memory:");
+  db.exec(ITEMS_SCHEMA);
+  upgradeItems(db);
+  return { db, store: new ItemStore(db) };
+}
+
 /** ItemStore.scanFields reads fields out of each item's JSON in SQLite: each cell as a scan of the parsed item gives it. */
 describe("embedded item store: named fields of every item", () => {
   it("gives each cell as String(item[field] ?? \"\"), a value of another JSON type included", async () => {
-    const db = new Database(":memory:");
-    // As openDb makes it: the table, then its cells' index.
-    db.exec(ITEMS_SCHEMA);
-    upgradeItems(db);
-    const store = new ItemStore(db);
+    const { db, store } = freshStore();
     for (let i = 1; i <= 2500; i++) store.insert({ id: "", guid: `G${i}`, sku: `S${i}`, title: `T, "${i}"`, "it's": `q${i}`, blank: "", stock: String(i % 7), ...(i % 5 ? { price: `${i}.50` } : {}) });
     // Not what the service writes, but what a hand-edited database may hold.
     db.prepare("INSERT INTO items (guid, sku, fields) VALUES (?, ?, ?)").run("ODD", "S0", JSON.stringify({ title: 12.5, "it's": true, blank: null, stock: 1e21, price: false }));
@@ -87,10 +91,7 @@ describe("embedded items table: a data folder from before the cell columns", () 
 /** ItemStore.update sets guid and sku only when they change: SQLite rewrites the index of every column a statement sets. */
 describe("embedded item store: updates", () => {
   it("updates an item whose guid and sku stay, and one whose sku changes, through every index", async () => {
-    const db = new Database(":memory:");
-    db.exec(ITEMS_SCHEMA);
-    upgradeItems(db);
-    const store = new ItemStore(db);
+    const { db, store } = freshStore();
     for (let i = 1; i <= 3; i++) store.insert({ id: "", guid: `G${i}`, sku: `S${i}`, title: `T${i}`, stock: "1", price: "2.00" });
     const first = store.find("guid", "G1");
     const second = store.find("guid", "G2");
