@@ -125,6 +125,8 @@ interface PhaseResult {
   peakFileMb?: number;
   /** User plus system CPU time of the phase, in every thread of its process (the kernel's copying included). */
   cpuSeconds: number;
+  /** The same of the main thread alone: near `seconds`, the phase waits on its main thread, and work moved off it pays. */
+  mainCpuSeconds: number;
   outcome?: string;
   counts?: Record<string, number>;
   requests?: { read: number; write: number };
@@ -161,7 +163,7 @@ async function floor(dataDir: string, file: string): Promise<number> {
   return rows;
 }
 
-async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond" | "cpuSeconds">> {
+async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond" | "cpuSeconds" | "mainCpuSeconds">> {
   const parsed = automation();
   if (!parsed.ok) throw new Error(parsed.problems.map((p) => `${p.path}: ${p.message}`).join("\n"));
   const env: Record<string, string> = { CONVEYOR_DATA_DIR: dataDir, CONVEYOR_READ_LIMIT: "100000", CONVEYOR_WRITE_LIMIT: "100000" };
@@ -213,6 +215,7 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   }, 100);
   const start = process.hrtime.bigint();
   const startUsage = process.resourceUsage();
+  const startMain = process.threadCpuUsage();
   const result = phase === "bare" ? { phase, rows: await bareParse(file) } : phase === "floor" ? { phase, rows: await floor(dataDir, file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
@@ -221,7 +224,9 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   const peakRssMb = Math.max(peak, usage.maxRSS * 1024) / 2 ** 20;
   // From the phase's start, as its seconds are: loading the modules is not the phase's work.
   const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime - startUsage.userCPUTime - startUsage.systemCPUTime) / 1e6;
-  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20, peakFileMb: mapped === undefined ? undefined : mapped / 2 ** 20, cpuSeconds }));
+  const main = process.threadCpuUsage(startMain);
+  const mainCpuSeconds = (main.user + main.system) / 1e6;
+  process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20, peakFileMb: mapped === undefined ? undefined : mapped / 2 ** 20, cpuSeconds, mainCpuSeconds }));
 }
 
 /** RssFile of /proc/self/status, in bytes: undefined where there is no such file. */
@@ -262,7 +267,7 @@ async function measure(phase: string, dataDir: string, file: string, env: Record
   if (code !== 0) throw new Error(`${phase} phase failed with exit code ${code}`);
   const result = JSON.parse(out) as PhaseResult;
   const stages = (result.timings ?? []).map((t) => `${t.stage} ${t.seconds.toFixed(1)}`).join(", ");
-  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  CPU ${result.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)}${result.peakFileMb === undefined ? "" : `, mapped files ${result.peakFileMb.toFixed(0)}`})${stages ? `  (${stages} s)` : ""}`);
+  console.log(`${phase.padEnd(5)} ${Math.round(result.rowsPerSecond).toLocaleString("en").padStart(9)} rows/s  ${result.seconds.toFixed(1).padStart(6)} s  CPU ${result.cpuSeconds.toFixed(1).padStart(5)} s (main thread ${result.mainCpuSeconds.toFixed(1)})  peak RSS ${result.peakRssMb.toFixed(0)} MB (heap ${result.peakHeapMb.toFixed(0)}${result.peakFileMb === undefined ? "" : `, mapped files ${result.peakFileMb.toFixed(0)}`})${stages ? `  (${stages} s)` : ""}`);
   return result;
 }
 
@@ -431,6 +436,7 @@ async function main(): Promise<void> {
       "x bare": Number((p.rowsPerSecond / parse.rowsPerSecond).toFixed(2)),
       seconds: Number(p.seconds.toFixed(1)),
       "CPU s": Number(p.cpuSeconds.toFixed(1)),
+      "main CPU s": Number(p.mainCpuSeconds.toFixed(1)),
       "peak RSS MB": Math.round(p.peakRssMb),
       writes: p.requests?.write ?? "",
       reads: p.requests?.read ?? "",
@@ -441,6 +447,10 @@ async function main(): Promise<void> {
     for (const [name, c] of Object.entries(checks)) console.log(`${c.ok ? "ok  " : "FAIL"} ${name}: ${typeof c.value === "number" ? Number(c.value.toFixed(2)) : c.value} (target ${c.target})`);
     console.log(`info the live diff run: ${diff.seconds.toFixed(1)} s, of which ${diffApply.toFixed(1)} s apply (the service taking ${diff.bulkFiles ?? 0} bulk files); without it ${(rows / (diff.seconds - diffApply) / parse.rowsPerSecond).toFixed(2)}x bare`);
     console.log(`info the nightly debug run against the service in a process of its own: ${apart.seconds.toFixed(1)} s, ${(apart.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare, peak RSS ${apart.peakRssMb.toFixed(0)} MB (in process: ${nightly.seconds.toFixed(1)} s)`);
+    // In process, the embedded service's scope export, the scope's inserts and the feed share one thread.
+    for (const [name, p] of [["nightly", nightly], ["nightly, service apart", apart], ["live diff", diff]] as const) {
+      console.log(`info main thread, ${name}: ${p.mainCpuSeconds.toFixed(1)} s of CPU in ${p.seconds.toFixed(1)} s (${Math.round((100 * p.mainCpuSeconds) / p.seconds)}% busy)`);
+    }
     console.log(`info the debug run wrote ${((first.counts?.create ?? 0) * (Object.keys(FIELD_MAP).length - 1)).toLocaleString("en")} plan lines and every bulk file (every row a create); the nightly debug run: ${(nightly.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x bare; reading the feed and looking up its snapshot alone: ${(least.rowsPerSecond / parse.rowsPerSecond).toFixed(2)}x`);
     // What no scheduling of this run's work could beat: all its CPU time spread evenly over every core.
     const cores = availableParallelism();
