@@ -72,44 +72,75 @@ interface Reader {
   handle: Buffer;
 }
 
+/** More channels for a download: `open` asks for one, at most `count` times. */
+export interface ExtraChannels {
+  open(): Promise<SFTPWrapper>;
+  count: number;
+}
+
+/** Channels asked for at once: each is a process the server starts, and a server on few cores sets them up in turn. */
+const OPENING_AT_ONCE = 2;
+
 /**
- * Downloads `remotePath` into `localPath` over `channels` (at least one),
- * verifying that every range arrived whole and that the file's size did not
- * move while it was read. Returns the size read. The caller owns the channels.
+ * Downloads `remotePath` into `localPath` over `first` and the channels
+ * `extra` opens, verifying that every range arrived whole and that the
+ * file's size did not move while it was read. Returns the size read.
+ *
+ * The download starts on `first` at once; the others are asked for a few at
+ * a time while ranges are left, and each takes ranges from when it opens. A
+ * server may take long to set up a channel (an sftp-server behind the
+ * account's shell and its start-up files): waiting for every channel before
+ * the first read held a download up by seconds, and asking for all at once
+ * had the server start them side by side. A refused channel ends the asking
+ * (the server's cap). The caller owns the channels `open` gave, those that
+ * open after the download too.
  */
 export async function rangedDownload(
-  channels: SFTPWrapper[],
+  first: SFTPWrapper,
+  extra: ExtraChannels,
   remotePath: string,
   localPath: string,
   options: RangeOptions,
   progress: () => void,
 ): Promise<number> {
-  const opened = await Promise.allSettled(
-    channels.map(async (sftp): Promise<Reader> => ({ sftp, handle: await call<Buffer>((cb) => sftp.open(remotePath, "r", cb)) })),
-  );
-  const readers = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
-  const refused = opened.find((o) => o.status === "rejected");
-  if (refused !== undefined) {
-    for (const { sftp, handle } of readers) closeQuietly(sftp, handle);
-    throw refused.reason;
-  }
-  const [first] = readers;
-  if (first === undefined) throw new Error("rangedDownload needs at least one sftp channel");
-  const sizeNow = async (): Promise<number> => (await call<{ size: number }>((cb) => first.sftp.fstat(first.handle, cb))).size;
+  const openHandle = (sftp: SFTPWrapper): Promise<Buffer> => call<Buffer>((cb) => sftp.open(remotePath, "r", cb));
+  const firstHandle = await openHandle(first);
+  const readers: Reader[] = [{ sftp: first, handle: firstHandle }];
+  let finished = false;
+  const sizeNow = async (): Promise<number> => (await call<{ size: number }>((cb) => first.fstat(firstHandle, cb))).size;
   const file = await open(localPath, "w");
   try {
     const size = await sizeNow();
     const shared: Shared = { size, ranges: planRanges(size, options.rangeSize), taken: 0, error: undefined };
     const ended = (position: number): Error => changedError(remotePath, `it ended at byte ${position}, ${size} bytes were expected`);
     const readFailed = (err: Error, position: number): Error => readError(err, position, size);
-    await Promise.all(
-      readers.map(({ sftp, handle }) => {
-        const chunk = grantedReadSize(sftp, options.chunkSize);
-        const slots = Math.max(2, Math.min(128, Math.ceil(options.bytesInFlight / chunk)));
-        const reader = new RangeReader(shared, { sftp, handle, file, chunk, slots, writeBatch: options.writeBatch, progress, ended, readFailed });
-        return reader.read();
-      }),
-    );
+    const idle = (): boolean => finished || shared.error !== undefined || shared.taken >= shared.ranges.length;
+    const read = ({ sftp, handle }: Reader): Promise<void> => {
+      const chunk = grantedReadSize(sftp, options.chunkSize);
+      const slots = Math.max(2, Math.min(128, Math.ceil(options.bytesInFlight / chunk)));
+      return new RangeReader(shared, { sftp, handle, file, chunk, slots, writeBatch: options.writeBatch, progress, ended, readFailed }).read();
+    };
+    const reading = [read({ sftp: first, handle: firstHandle })];
+    let asked = 0;
+    const join = async (): Promise<void> => {
+      while (asked < extra.count && !idle()) {
+        asked++;
+        const sftp = await extra.open();
+        if (idle()) return;
+        const handle = await openHandle(sftp);
+        readers.push({ sftp, handle });
+        // Started in the same turn as the check: once `first` is done and every range taken, no reader starts.
+        if (!idle()) reading.push(read({ sftp, handle }));
+        else if (finished) closeQuietly(sftp, handle);
+      }
+    };
+    for (let k = 0; k < OPENING_AT_ONCE; k++) {
+      join().catch(() => {
+        asked = extra.count;
+      });
+    }
+    // A reader resolves once nothing of its own is in flight; the first one resolves only once no range is left to take.
+    for (let i = 0; i < reading.length; i++) await reading[i];
     if (shared.error !== undefined) throw shared.error;
     const short = shared.ranges.find((r) => r.received !== r.end - r.start);
     if (short) throw changedError(remotePath, `bytes ${short.start}-${short.end} came back with ${short.received} bytes`);
@@ -117,6 +148,7 @@ export async function rangedDownload(
     if (after !== size) throw changedError(remotePath, `its size went from ${size} to ${after} bytes while it was read`);
     return size;
   } finally {
+    finished = true;
     await file.close();
     for (const { sftp, handle } of readers) closeQuietly(sftp, handle);
   }

@@ -8,6 +8,7 @@ import { timeoutError } from "./deadline.js";
 import { allowsPrivateHosts, checkedHost } from "./net-guard.js";
 import { normalizeBase } from "./paths.js";
 import { directReads } from "./sftp-direct-reads.js";
+import type { ExtraChannels } from "./sftp-ranges.js";
 import { SshReadRing } from "./ssh-read-ring.js";
 import { traceSink } from "./trace.js";
 import type { ConnectionConfig, ConnectorContext } from "./types.js";
@@ -59,13 +60,22 @@ function sshClientOf(client: SftpClient): Client {
 }
 
 /**
- * Up to `count` more SFTP channels on the session's connection. Servers cap
- * channels per connection (OpenSSH: MaxSessions, 10), so a refusal only means
- * fewer channels; the ones that opened are returned.
+ * Up to `count` more SFTP channels on the session's connection, opened when
+ * asked for; `opened` holds every one asked for, for the caller to end.
+ * Servers cap channels per connection (OpenSSH: MaxSessions, 10), so a
+ * refusal only means fewer channels.
  */
-export async function openExtraChannels(session: SftpSession, count: number): Promise<SFTPWrapper[]> {
-  const opened = await Promise.allSettled(Array.from({ length: Math.max(0, count) }, () => openChannel(session)));
-  return opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+export function extraChannels(session: SftpSession, count: number): ExtraChannels & { opened: Array<Promise<SFTPWrapper>> } {
+  const opened: Array<Promise<SFTPWrapper>> = [];
+  return {
+    count: Math.max(0, count),
+    opened,
+    open: () => {
+      const channel = openChannel(session);
+      opened.push(channel);
+      return channel;
+    },
+  };
 }
 
 /** A new SFTP channel, its answers framed by directReads from the first byte. */

@@ -6,7 +6,7 @@ import { resolveOptions, type TransportOptions } from "./options.js";
 import { relativeJoin, remoteJoin, safeRelative } from "./paths.js";
 import { Session } from "./session.js";
 import { rangedDownload, type RangeOptions } from "./sftp-ranges.js";
-import { openExtraChannels, openSftpSession, sftpServer, type SftpSession } from "./sftp-session.js";
+import { extraChannels, openSftpSession, sftpServer, type SftpSession } from "./sftp-session.js";
 import type { ConnectionConfig, ConnectionTestResult, Connector, ConnectorContext, RemoteFile, TransferResult } from "./types.js";
 
 /** Pipelined writes for uploads: one request at a time is ~20× slower (pitfalls.md, Transfers). */
@@ -122,11 +122,12 @@ export class SftpConnector implements Connector {
         // Far away, throughput is windows in flight per round trip: more channels, more windows.
         const far = ranges > this.tuning.channels && (await roundTripMs(s)) >= FAR_MS;
         const wanted = Math.min(far ? Math.max(this.tuning.farChannels, this.tuning.channels) : this.tuning.channels, ranges);
-        const extra = await openExtraChannels(s, wanted - 1);
+        const extra = extraChannels(s, wanted - 1);
         try {
-          await rangedDownload([s.sftp, ...extra], remoteJoin(s.root, rel), part, this.tuning, touch);
+          await rangedDownload(s.sftp, extra, remoteJoin(s.root, rel), part, this.tuning, touch);
         } finally {
-          for (const channel of extra) channel.end();
+          // Ended as each opens: one the server sets up after the download has ended too.
+          for (const channel of extra.opened) channel.then((sftp) => sftp.end(), () => undefined);
         }
       }),
     );

@@ -6,6 +6,7 @@ import { planRanges } from "../../connectors/sftp-ranges.js";
 import type { RemoteFile } from "../../connectors/types.js";
 import { ConveyorError } from "../../src/errors.js";
 import { capturingContext, exists, randomFile, removeDir, sha256File, tempDir } from "./conformance-kit.js";
+import { TestSftpServer, type ChannelHooks } from "../helpers/sftp-server.js";
 import { OpenSshServer } from "./openssh-server.js";
 import { sftpTarget } from "./sftp-target.js";
 
@@ -80,6 +81,95 @@ describe("sftp ranged download over several channels (ssh2's server)", () => {
     } finally {
       target.proxy.heal();
       await connector.close();
+    }
+  });
+});
+
+describe("sftp ranged download while the server sets channels up slowly", () => {
+  let local: string;
+  beforeAll(async () => {
+    local = await tempDir("sftp-join");
+  });
+  afterAll(async () => {
+    await removeDir(local);
+  });
+
+  /** ssh2's server with `hooks` on a connection's channels (0 is the session's own), a file of `size` bytes, and the reads each channel answered. */
+  async function slowServer(size: number, hooks: (reads: number[]) => ChannelHooks): Promise<{ connector: SftpConnector; file: RemoteFile; hash: string; reads: number[]; close: () => Promise<void> }> {
+    const root = await tempDir("sftp-join-root");
+    const hash = await randomFile(path.join(root, "data", "join.bin"), size);
+    const reads: number[] = [];
+    const own = hooks(reads);
+    const channels: ChannelHooks = {
+      ...own,
+      read: (channel, offset, length) => {
+        reads[channel] = (reads[channel] ?? 0) + 1;
+        return own.read?.(channel, offset, length) ?? Promise.resolve();
+      },
+    };
+    const server = await new TestSftpServer({ root, username: "conveyor", password: "join-secret", channels }).start();
+    const connection = { type: "sftp" as const, address: "127.0.0.1", port: server.port, username: "conveyor", password: "join-secret", path: "/data" };
+    const connector = new SftpConnector(connection, capturingContext().context, undefined, SMALL);
+    const file = await fileOf(connector, "", "join.bin");
+    return { connector, file, hash, reads, close: async () => (await connector.close(), await server.close(), await removeDir(root)) };
+  }
+
+  it("reads on its first channel at once and ends without the channels the server has not set up", async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = await slowServer(3 * MiB + 5, () => ({ accept: (channel) => (channel === 0 ? Promise.resolve() : held) }));
+    try {
+      const dest = path.join(local, "first-only.bin");
+      // Waiting for the held channels would never end: the test's timeout would fail it.
+      expect((await slow.connector.download(slow.file, dest)).size).toBe(3 * MiB + 5);
+      expect(await sha256File(dest)).toBe(slow.hash);
+      expect(slow.reads.length).toBe(1);
+      // Set up once the download has ended, the late channels are ended by the client; the session goes on.
+      release();
+      await slow.connector.download(slow.file, dest);
+      expect(await sha256File(dest)).toBe(slow.hash);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("gives the channels that open mid-download ranges of their own", async () => {
+    let joined = (): void => undefined;
+    const other = new Promise<void>((resolve) => (joined = resolve));
+    let started = (): void => undefined;
+    const reading = new Promise<void>((resolve) => (started = resolve));
+    const slow = await slowServer(9 * MiB, (reads) => ({
+      // The later channels are set up only once the first has answered reads; the first then waits for one of them.
+      accept: (channel) => (channel === 0 ? Promise.resolve() : reading),
+      read: (channel) => {
+        if (channel > 0) joined();
+        else if ((reads[0] ?? 0) > 20) {
+          started();
+          return other;
+        }
+        return Promise.resolve();
+      },
+    }));
+    try {
+      const dest = path.join(local, "joined.bin");
+      expect((await slow.connector.download(slow.file, dest)).size).toBe(9 * MiB);
+      expect(await sha256File(dest)).toBe(slow.hash);
+      expect(slow.reads[0]).toBeGreaterThan(20);
+      expect(slow.reads.slice(1).some((n) => n > 0)).toBe(true);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("downloads over its first channel alone when the server refuses more", async () => {
+    const slow = await slowServer(4 * MiB, () => ({ open: (channel) => channel === 0 }));
+    try {
+      const dest = path.join(local, "refused.bin");
+      expect((await slow.connector.download(slow.file, dest)).size).toBe(4 * MiB);
+      expect(await sha256File(dest)).toBe(slow.hash);
+      expect(slow.reads.length).toBe(1);
+    } finally {
+      await slow.close();
     }
   });
 });

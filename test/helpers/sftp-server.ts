@@ -20,6 +20,17 @@ export interface SftpServerOptions {
   password: string;
   /** OpenSSH public key text accepted for `username`. */
   publicKey?: string;
+  /** What a test does to a connection's SFTP channels, each by its number on the connection (0 first). */
+  channels?: ChannelHooks;
+}
+
+export interface ChannelHooks {
+  /** False refuses the channel, as a server at its cap of channels a connection does. */
+  open?(channel: number): boolean;
+  /** Awaited before the channel's SFTP subsystem is accepted: a server slow to set channels up. */
+  accept?(channel: number): Promise<void>;
+  /** Awaited before a read request is answered. */
+  read?(channel: number, offset: number, length: number): Promise<void>;
 }
 
 type Handle = { kind: "file"; fd: number } | { kind: "dir"; dir: string; sent: boolean };
@@ -61,9 +72,17 @@ export class TestSftpServer {
     client.on("error", () => undefined);
     client.on("authentication", (ctx) => this.authenticate(ctx));
     client.on("ready", () => {
-      client.on("session", (accept) => {
+      let channels = 0;
+      client.on("session", (accept, reject) => {
+        const channel = channels++;
+        const hooks = this.options.channels;
+        if (hooks?.open?.(channel) === false) return reject();
         const session = accept();
-        session.on("sftp", (acceptSftp) => serveSftp(acceptSftp(), this.options.root));
+        session.on("sftp", (acceptSftp) => {
+          const serve = (): void => serveSftp(acceptSftp(), this.options.root, hooks?.read && ((offset, length) => hooks.read?.(channel, offset, length)));
+          if (hooks?.accept) void hooks.accept(channel).then(serve);
+          else serve();
+        });
       });
     });
   }
@@ -110,8 +129,8 @@ function longname(name: string, st: fs.Stats): string {
   return `${type}${bits} 1 owner group ${st.size} ${date} ${name}`;
 }
 
-/** The SFTP v3 request handlers over a real folder; virtual `/` is `root`. */
-export function serveSftp(sftp: SFTPWrapper, root: string): void {
+/** The SFTP v3 request handlers over a real folder; virtual `/` is `root`. `beforeRead` is awaited before a read is answered. */
+export function serveSftp(sftp: SFTPWrapper, root: string, beforeRead?: (offset: number, length: number) => Promise<void> | undefined): void {
   const handles = new Map<number, Handle>();
   let nextHandle = 1;
   const local = (virtual: string): string => path.join(root, path.posix.normalize(`/${virtual}`));
@@ -138,11 +157,15 @@ export function serveSftp(sftp: SFTPWrapper, root: string): void {
     const [, h] = handleOf(handle);
     if (h?.kind !== "file") return sftp.status(reqid, STATUS_CODE.FAILURE, "bad handle");
     const buf = Buffer.alloc(length);
-    fs.read(h.fd, buf, 0, length, offset, (err, n) => {
-      if (err) return fail(sftp, reqid, err);
-      if (n === 0) return sftp.status(reqid, STATUS_CODE.EOF);
-      sftp.data(reqid, buf.subarray(0, n));
-    });
+    const answer = (): void =>
+      fs.read(h.fd, buf, 0, length, offset, (err, n) => {
+        if (err) return fail(sftp, reqid, err);
+        if (n === 0) return sftp.status(reqid, STATUS_CODE.EOF);
+        sftp.data(reqid, buf.subarray(0, n));
+      });
+    const waiting = beforeRead?.(offset, length);
+    if (waiting) void waiting.then(answer);
+    else answer();
   });
   sftp.on("WRITE", (reqid, handle, offset, data) => {
     const [, h] = handleOf(handle);
