@@ -91,6 +91,8 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
   const { fields, late } = journalScope(input, work, mapped, limited);
+  // A scope of identifiers alone, for a run that removes nothing, need not hold what the source index knows.
+  if (fields?.length === 1 && fields[0] === config.identifier && !config.remove) work.holdBareScope(config.identifier);
   const scope = startProductScope(input.client, config, fields, work, input.signal);
   const sources = startSourceIndex(input);
   // The scope is marked in the index as it streams in, from when the index is read (the rows already in are read

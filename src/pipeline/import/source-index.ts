@@ -262,10 +262,17 @@ export class SourceIndex {
     return kind === EMPTY || kind === AMBIGUOUS || this.slots[at + 3] !== secondHash ? -1 : at;
   }
 
-  /** A scope record's identifier: a row settled against its entry is in scope. */
-  markScope(id: string): void {
+  /** A scope record's identifier: a row settled against its entry is in scope. True when the table has an entry of its own for it. */
+  markScope(id: string): boolean {
     const at = this.own(id);
-    if (at >= 0) this.slots[at + 2] = (this.slots[at + 2] ?? 0) | IN_SCOPE;
+    if (at < 0) return false;
+    this.slots[at + 2] = (this.slots[at + 2] ?? 0) | IN_SCOPE;
+    return true;
+  }
+
+  /** Whether `markScope` marked `id` by an entry of its own. */
+  inScope(id: string): boolean {
+    return this.scopeOf(id, false) === SCOPE.in;
   }
 
   /**

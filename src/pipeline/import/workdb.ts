@@ -19,6 +19,7 @@ import { WorkCommits } from "./work-commits.js";
 import { WorkFailures } from "./work-failures.js";
 import { ScopeValues } from "./scope-values.js";
 import { ScopeRows, type ScopeEntry } from "./scope-rows.js";
+import { BareScope } from "./bare-scope.js";
 
 export interface IncomingRow {
   seq: number;
@@ -41,7 +42,10 @@ export interface DeferredEvent {
  * whether the feed mentioned one that is not marked in `seen`.
  */
 export interface ScopeMarks {
-  markScope(identifier: string): void;
+  /** Notes a scope identifier; true when the marks alone can tell it is in scope (`inScope`). */
+  markScope(identifier: string): boolean;
+  /** Whether `markScope` noted the identifier, and could tell it from every other. */
+  inScope(identifier: string): boolean;
   mentioned(identifier: string): boolean;
 }
 
@@ -72,6 +76,7 @@ export class WorkDb {
   private readonly commits: WorkCommits;
   private marks: ScopeMarks | null = null;
   private readonly scopeInserts: ScopeRows;
+  private readonly bare: BareScope = new BareScope();
 
   constructor(file: string) {
     this.db = openScratchSqlite(file);
@@ -147,15 +152,25 @@ export class WorkDb {
 
   /** Rows of the scope read, as the service gives them; `endScope` once it is done, before any is looked up. */
   addScope(entries: readonly ScopeEntry[]): number {
-    this.scopeInserts.add(entries, this.scopeRows);
+    const kept = this.marks ? this.bare.keep(entries, this.marks) : entries;
+    this.scopeInserts.add(kept, this.scopeRows);
     this.scopeRows += entries.length;
-    if (this.marks) for (const e of entries) this.marks.markScope(e.identifier);
+    if (this.marks && kept === entries) for (const e of entries) this.marks.markScope(e.identifier);
     if (this.seen.length < this.scopeRows) {
       const grown = new Uint8Array(Math.max(this.scopeRows, this.seen.length * 2));
       grown.set(this.seen);
       this.seen = grown;
     }
     return entries.length;
+  }
+
+  /**
+   * A scope of identifiers alone (`field` its one column) for a run that
+   * removes nothing: a record that `marks` can answer for is not inserted,
+   * and lookups ask the marks for what the table lacks (bare-scope.ts).
+   */
+  holdBareScope(field: string): void {
+    this.bare.allow(field);
   }
 
   /**
@@ -178,6 +193,7 @@ export class WorkDb {
   /** Lets the marks go (their table is not needed past the plan); what they noted as mentioned is forgotten. */
   dropScopeMarks(): void {
     this.marks = null;
+    this.bare.release();
   }
 
   /** The scope read is done: what it inserted can be looked up (scope-rows.ts). */
@@ -186,7 +202,7 @@ export class WorkDb {
   }
 
   scopeCount(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM scope").get() as { n: number }).n;
+    return (this.db.prepare("SELECT count(*) AS n FROM scope").get() as { n: number }).n + this.bare.count;
   }
 
   /**
@@ -203,6 +219,7 @@ export class WorkDb {
       found.set(identifier, this.scopeValues.decode(values));
       if (mark) this.seen[ord] = 1;
     }
+    if (found.size < identifiers.length) this.bare.lookup(identifiers, found);
     return found;
   }
 
@@ -221,14 +238,20 @@ export class WorkDb {
   /** `scopeHas` of identifiers already given as a JSON list of `count` strings. */
   scopeHasList(list: string, count: number, mark: boolean): Uint8Array {
     const found = new Uint8Array(count);
+    let hits = 0;
     if (!mark) {
-      for (const at of this.findScopeAt.all(list) as number[]) found[at] = 1;
-      return found;
+      for (const at of this.findScopeAt.all(list) as number[]) {
+        found[at] = 1;
+        hits++;
+      }
+    } else {
+      for (const [at, ord] of this.findScopeOrds.all(list) as Array<[number, number]>) {
+        found[at] = 1;
+        this.seen[ord] = 1;
+        hits++;
+      }
     }
-    for (const [at, ord] of this.findScopeOrds.all(list) as Array<[number, number]>) {
-      found[at] = 1;
-      this.seen[ord] = 1;
-    }
+    if (hits < count) this.bare.has(list, found);
     return found;
   }
 
@@ -240,6 +263,7 @@ export class WorkDb {
 
   /** Records in scope that the file does not mention: the removal candidates, in identifier order. */
   *unmentioned(pageSize = 1000): Generator<string[]> {
+    this.bare.refuseRemovals();
     const page = this.db.prepare("SELECT identifier, ord FROM scope WHERE identifier > ? ORDER BY identifier LIMIT ?").raw();
     let after = "";
     const ids: string[] = [];

@@ -123,7 +123,14 @@ describe("a scope in no order", () => {
     db.addScope([{ identifier: "S0042", values: { guid: "S0042", stock: "later" } }]);
     // Marks read back every row inserted so far, those that wait too.
     const marked: string[] = [];
-    db.markScopeIn({ markScope: (id) => void marked.push(id), mentioned: () => false });
+    db.markScopeIn({
+      markScope: (id) => {
+        marked.push(id);
+        return false;
+      },
+      inScope: () => false,
+      mentioned: () => false,
+    });
     expect(marked.sort()).toEqual([...ids, "S0042"].sort());
     db.endScope();
     expect(db.scopeCount()).toBe(3000);
@@ -136,7 +143,15 @@ describe("a scope in no order", () => {
 
 describe("scope marks", () => {
   /** A ScopeMarks that records what it is told; `said` are the identifiers it answers as mentioned. */
-  const recorder = (said: Set<string>) => ({ marked: [] as string[], markScope(id: string) { this.marked.push(id); }, mentioned: (id: string) => said.has(id) });
+  const recorder = (said: Set<string>) => ({
+    marked: [] as string[],
+    markScope(id: string) {
+      this.marked.push(id);
+      return false;
+    },
+    inScope: () => false,
+    mentioned: (id: string) => said.has(id),
+  });
 
   it("reads back the scope already in, in pages, then marks each page as it comes; removal asks the marks too", () => {
     const db = open();
