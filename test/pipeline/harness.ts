@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { loadSettings } from "../../src/config.js";
@@ -96,4 +96,16 @@ export async function openHarness(env: Record<string, string> = {}): Promise<Har
 export function csv(header: string[], rows: string[][]): string {
   const cell = (v: string): string => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   return [header, ...rows].map((r) => r.map(cell).join(",")).join("\n") + "\n";
+}
+
+/** A debug run's plan, errors and bulk files, header first and their lines sorted (a vanished record's create comes after the rest of the plan). */
+export function debugFiles(h: Harness, run: RunRecord): Record<string, string[]> {
+  const folder = path.join(h.dir, ".conveyor", "runs", run.id, "debug");
+  const out: Record<string, string[]> = {};
+  for (const name of readdirSync(folder).sort()) {
+    if (!/^(plan|errors|bulk-\d+)\.csv$/.test(name)) continue;
+    const [header = "", ...lines] = readFileSync(path.join(folder, name), "utf8").split("\n");
+    out[name] = [header, ...lines.sort()];
+  }
+  return out;
 }

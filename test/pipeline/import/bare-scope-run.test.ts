@@ -1,12 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BareScope } from "../../../src/pipeline/import/bare-scope.js";
 import { ProductPlanner } from "../../../src/pipeline/import/product-planner.js";
 import { WorkDb } from "../../../src/pipeline/import/workdb.js";
-import type { RunRecord } from "../../../src/state/index.js";
 import { ServiceClient } from "../../../src/service/index.js";
-import { csv, openHarness, type Harness } from "../harness.js";
+import { csv, debugFiles, openHarness, type Harness } from "../harness.js";
 
 /**
  * Issue 28: a diff run that removes nothing and reads its scope's
@@ -22,17 +19,6 @@ const base = (): string[][] => Array.from({ length: N }, (_, i) => [`B${String(i
 /** Every 25th stock changed, the first three rows gone from the feed, two new rows. */
 const next = (): string[][] => [...base().slice(3).map((r, j) => (j % 25 === 0 ? [r[0] ?? "", r[1] ?? "", "42"] : r)), ["NEW1", "New 1", "1"], ["NEW2", "New 2", "2"]];
 const DELETED = ["B0010", "B0150", "B0299"];
-
-function debugFiles(h: Harness, run: RunRecord): Record<string, string[]> {
-  const folder = path.join(h.dir, ".conveyor", "runs", run.id, "debug");
-  const out: Record<string, string[]> = {};
-  for (const name of readdirSync(folder).sort()) {
-    if (!/^(plan|errors|bulk-\d+)\.csv$/.test(name)) continue;
-    const [header = "", ...lines] = readFileSync(path.join(folder, name), "utf8").split("\n");
-    out[name] = [header, ...lines.sort()];
-  }
-  return out;
-}
 
 describe("a diff run whose scope is identifiers alone", () => {
   let h: Harness;

@@ -1,13 +1,12 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConveyorError } from "../../../src/errors.js";
 import { ProductPlanner } from "../../../src/pipeline/import/product-planner.js";
 import { MAX_HELD_ROWS } from "../../../src/pipeline/import/scope-wait.js";
 import { SETTLED } from "../../../src/pipeline/import/read.js";
-import type { RunRecord } from "../../../src/state/index.js";
 import { ServiceClient } from "../../../src/service/index.js";
-import { csv, openHarness, type Harness } from "../harness.js";
+import { csv, debugFiles, openHarness, type Harness } from "../harness.js";
 
 /**
  * Issue 28: a diff run reads and settles its feed while the scope read is
@@ -30,17 +29,6 @@ const next = (): string[][] => [
 const DELETED = ["F0011", "F0100", "F0239"];
 
 /** The run's plan and bulk files, header first and their lines sorted: a vanished record's create comes after the rest of the plan. */
-function debugFiles(h: Harness, run: RunRecord): Record<string, string[]> {
-  const folder = path.join(h.dir, ".conveyor", "runs", run.id, "debug");
-  const out: Record<string, string[]> = {};
-  for (const name of readdirSync(folder).sort()) {
-    if (!/^(plan|errors|bulk-\d+)\.csv$/.test(name)) continue;
-    const [header = "", ...lines] = readFileSync(path.join(folder, name), "utf8").split("\n");
-    out[name] = [header, ...lines.sort()];
-  }
-  return out;
-}
-
 describe("a diff run before its scope is in", () => {
   let h: Harness;
   const exportRecordPages = ServiceClient.prototype.exportRecordPages;
