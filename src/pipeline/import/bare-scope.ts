@@ -16,7 +16,20 @@
 
 import { ConveyorError } from "../../errors.js";
 import type { ScopeEntry } from "./scope-rows.js";
-import type { ScopeMarks } from "./workdb.js";
+
+/**
+ * Scope membership kept outside the work database for identifiers it can
+ * tell apart (a diff run's SourceIndex): told every scope identifier, asked
+ * whether one is in scope, and whether the feed mentioned one that the
+ * work database did not mark.
+ */
+export interface ScopeMarks {
+  /** Notes a scope identifier; true when the marks alone can tell it is in scope (`inScope`). */
+  markScope(identifier: string): boolean;
+  /** Whether `markScope` noted the identifier, and could tell it from every other. */
+  inScope(identifier: string): boolean;
+  mentioned(identifier: string): boolean;
+}
 
 export class BareScope {
   /** The one column of a scope that may be held out; null until a run allows it. */

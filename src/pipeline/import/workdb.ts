@@ -19,7 +19,7 @@ import { WorkCommits } from "./work-commits.js";
 import { WorkFailures } from "./work-failures.js";
 import { ScopeValues } from "./scope-values.js";
 import { ScopeRows, type ScopeEntry } from "./scope-rows.js";
-import { BareScope } from "./bare-scope.js";
+import { BareScope, type ScopeMarks } from "./bare-scope.js";
 
 export interface IncomingRow {
   seq: number;
@@ -34,19 +34,6 @@ export interface DeferredEvent {
   line: number | null;
   identifier: string;
   message: string;
-}
-
-/**
- * Scope membership kept outside the database for identifiers it can tell
- * apart (a diff run's SourceIndex): told every scope identifier, asked
- * whether the feed mentioned one that is not marked in `seen`.
- */
-export interface ScopeMarks {
-  /** Notes a scope identifier; true when the marks alone can tell it is in scope (`inScope`). */
-  markScope(identifier: string): boolean;
-  /** Whether `markScope` noted the identifier, and could tell it from every other. */
-  inScope(identifier: string): boolean;
-  mentioned(identifier: string): boolean;
 }
 
 /** Almost no record has ignored fields: the common case is neither encoded nor parsed. */
