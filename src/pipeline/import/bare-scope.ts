@@ -46,7 +46,11 @@ export class BareScope {
     this.field = field;
   }
 
-  /** The entries to insert: all but those the marks now answer for (each entry is marked either way). */
+  /**
+   * The entries to insert: all but those the marks now answer for. Holding
+   * marks every entry in `marks`; `entries` itself comes back unmarked when
+   * nothing may be held, and the caller marks them.
+   */
   keep(entries: readonly ScopeEntry[], marks: ScopeMarks): readonly ScopeEntry[] {
     const field = this.field;
     const first = entries[0];
