@@ -91,8 +91,8 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
   const { fields, late } = journalScope(input, work, mapped, limited);
-  // A scope of identifiers alone, for a run that removes nothing, need not hold what the source index knows.
-  if (fields?.length === 1 && fields[0] === config.identifier && !config.remove) work.holdBareScope(config.identifier);
+  // A scope of the identifier and the limited fields, for a run that removes nothing, is held beside the source index.
+  if (fields?.every((f) => f === config.identifier || limited.includes(f)) && !config.remove) work.holdScope(config.identifier);
   const scope = startProductScope(input.client, config, fields, work, input.signal);
   const sources = startSourceIndex(input);
   // The scope is marked in the index as it streams in, from when the index is read (the rows already in are read

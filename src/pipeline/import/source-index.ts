@@ -262,6 +262,11 @@ export class SourceIndex {
     return kind === EMPTY || kind === AMBIGUOUS || this.slots[at + 3] !== secondHash ? -1 : at;
   }
 
+  /** Entry numbers (a slot's first word ÷ WORDS) run from 0 to this. */
+  get entries(): number {
+    return this.capacity;
+  }
+
   /** A scope record's identifier: a row settled against its entry is in scope. True when the table has an entry of its own for it. */
   markScope(id: string): boolean {
     const at = this.own(id);
@@ -270,9 +275,20 @@ export class SourceIndex {
     return true;
   }
 
-  /** Whether `markScope` marked `id` by an entry of its own. */
-  inScope(id: string): boolean {
-    return this.scopeOf(id, false) === SCOPE.in;
+  /** `markScope`, giving the entry's number when this is its first scope record, and -1 otherwise. */
+  claimScope(id: string): number {
+    const at = this.own(id);
+    if (at < 0) return -1;
+    const word = this.slots[at + 2] ?? 0;
+    if ((word & IN_SCOPE) !== 0) return -1;
+    this.slots[at + 2] = word | IN_SCOPE;
+    return at / WORDS;
+  }
+
+  /** The entry number of `id` when `markScope` marked it by an entry of its own; -1 otherwise. */
+  scopeEntry(id: string): number {
+    const at = this.own(id);
+    return at >= 0 && ((this.slots[at + 2] ?? 0) & IN_SCOPE) !== 0 ? at / WORDS : -1;
   }
 
   /**

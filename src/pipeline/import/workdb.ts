@@ -19,7 +19,7 @@ import { WorkCommits } from "./work-commits.js";
 import { WorkFailures } from "./work-failures.js";
 import { ScopeValues } from "./scope-values.js";
 import { ScopeRows, type ScopeEntry } from "./scope-rows.js";
-import { BareScope, type ScopeMarks } from "./bare-scope.js";
+import { HeldScope, type ScopeMarks } from "./held-scope.js";
 
 export interface IncomingRow {
   seq: number;
@@ -63,7 +63,7 @@ export class WorkDb {
   private readonly commits: WorkCommits;
   private marks: ScopeMarks | null = null;
   private readonly scopeInserts: ScopeRows;
-  private readonly bare: BareScope = new BareScope();
+  private readonly held: HeldScope = new HeldScope();
 
   constructor(file: string) {
     this.db = openScratchSqlite(file);
@@ -139,7 +139,7 @@ export class WorkDb {
 
   /** Rows of the scope read, as the service gives them; `endScope` once it is done, before any is looked up. */
   addScope(entries: readonly ScopeEntry[]): number {
-    const kept = this.marks ? this.bare.keep(entries, this.marks) : entries;
+    const kept = this.marks ? this.held.keep(entries, this.marks) : entries;
     this.scopeInserts.add(kept, this.scopeRows);
     this.scopeRows += entries.length;
     if (this.marks && kept === entries) for (const e of entries) this.marks.markScope(e.identifier);
@@ -152,12 +152,13 @@ export class WorkDb {
   }
 
   /**
-   * A scope of identifiers alone (`field` its one column) for a run that
-   * removes nothing: a record that `marks` can answer for is not inserted,
-   * and lookups ask the marks for what the table lacks (bare-scope.ts).
+   * Scope records whose values come back exactly from a few bytes (the
+   * identifier, short decimals), for a run that removes nothing: a record
+   * that `marks` can answer for is held beside its entry rather than
+   * inserted, and lookups ask there for what the table lacks (held-scope.ts).
    */
-  holdBareScope(field: string): void {
-    this.bare.allow(field);
+  holdScope(identifier: string): void {
+    this.held.allow(identifier);
   }
 
   /**
@@ -180,7 +181,7 @@ export class WorkDb {
   /** Lets the marks go (their table is not needed past the plan); what they noted as mentioned is forgotten. */
   dropScopeMarks(): void {
     this.marks = null;
-    this.bare.release();
+    this.held.release();
   }
 
   /** The scope read is done: what it inserted can be looked up (scope-rows.ts). */
@@ -189,7 +190,7 @@ export class WorkDb {
   }
 
   scopeCount(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM scope").get() as { n: number }).n + this.bare.count;
+    return (this.db.prepare("SELECT count(*) AS n FROM scope").get() as { n: number }).n + this.held.count;
   }
 
   /**
@@ -206,7 +207,7 @@ export class WorkDb {
       found.set(identifier, this.scopeValues.decode(values));
       if (mark) this.seen[ord] = 1;
     }
-    if (found.size < identifiers.length) this.bare.lookup(identifiers, found);
+    if (found.size < identifiers.length) this.held.lookup(identifiers, found);
     return found;
   }
 
@@ -238,7 +239,7 @@ export class WorkDb {
         hits++;
       }
     }
-    if (hits < count) this.bare.has(list, found);
+    if (hits < count) this.held.has(list, found);
     return found;
   }
 
@@ -250,7 +251,7 @@ export class WorkDb {
 
   /** Records in scope that the file does not mention: the removal candidates, in identifier order. */
   *unmentioned(pageSize = 1000): Generator<string[]> {
-    this.bare.refuseRemovals();
+    this.held.refuseRemovals();
     const page = this.db.prepare("SELECT identifier, ord FROM scope WHERE identifier > ? ORDER BY identifier LIMIT ?").raw();
     let after = "";
     const ids: string[] = [];

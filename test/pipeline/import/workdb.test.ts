@@ -124,11 +124,13 @@ describe("a scope in no order", () => {
     // Marks read back every row inserted so far, those that wait too.
     const marked: string[] = [];
     db.markScopeIn({
+      entries: 0,
       markScope: (id) => {
         marked.push(id);
         return false;
       },
-      inScope: () => false,
+      claimScope: () => -1,
+      scopeEntry: () => -1,
       mentioned: () => false,
     });
     expect(marked.sort()).toEqual([...ids, "S0042"].sort());
@@ -144,12 +146,14 @@ describe("a scope in no order", () => {
 describe("scope marks", () => {
   /** A ScopeMarks that records what it is told; `said` are the identifiers it answers as mentioned. */
   const recorder = (said: Set<string>) => ({
+    entries: 0,
     marked: [] as string[],
     markScope(id: string) {
       this.marked.push(id);
       return false;
     },
-    inScope: () => false,
+    claimScope: () => -1,
+    scopeEntry: () => -1,
     mentioned: (id: string) => said.has(id),
   });
 
