@@ -96,8 +96,15 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const scope = startProductScope(input.client, config, fields, work, input.signal);
   const sources = startSourceIndex(input);
   // The scope is marked in the index as it streams in, from when the index is read (the rows already in are read
-  // back once); a read-back that fails leaves every question to the work database.
-  sources.index.then((index) => index && work.markScopeIn(index)).catch(() => undefined);
+  // back once); a read-back that fails leaves every question to the work database. The feed's rows are noted on
+  // the index's entries too, for repeats (repeats.ts).
+  sources.index
+    .then((index) => {
+      if (!index) return;
+      work.markScopeIn(index);
+      repeats.useMarks(index);
+    })
+    .catch(() => undefined);
   const sink = late ? late.sink(output) : undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   let bulkFiles: BulkFile[] = [];
   return {

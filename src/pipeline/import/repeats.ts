@@ -12,6 +12,11 @@
  * run reads the feed again through its work database), so it costs time,
  * never correctness.
  *
+ * A diff run's source index marks the rows of the identifiers it holds an
+ * entry for (RowMarks): from when it is read, those identifiers are noted
+ * there and the set keeps only the others (new records, mostly), so a
+ * nightly feed no longer fills it.
+ *
  * @module
  */
 
@@ -27,8 +32,17 @@ const BUFFERED = 2048;
 /** Identifiers held in memory (8 MB); a test lowers it to walk the spill path with a small feed. */
 export const repeatMemory = { identifiers: 1 << 19 };
 
+/** Where a diff run's source index notes the identifiers it holds an entry for. */
+export interface RowMarks {
+  /** Notes a row of `identifier`: whether one came before, or null when the marks cannot tell it from another identifier. */
+  noteRow(identifier: string): boolean | null;
+}
+
 export class RepeatFinder {
   private readonly memory: IdentifierSet;
+  private marks: RowMarks | null = null;
+  /** The set held identifiers when the marks came: a marked identifier is also looked for there. */
+  private early = false;
   private readonly buffers: Uint32Array[] = [];
   private readonly used = new Uint32Array(BUCKETS);
   /** Hashes written to each bucket's file. */
@@ -48,8 +62,21 @@ export class RepeatFinder {
     return this.spilled;
   }
 
+  /**
+   * From now on an identifier `marks` can tell apart is noted there. Not
+   * once identifiers went to the bucket files: a marked one could not be
+   * looked for among them.
+   */
+  useMarks(marks: RowMarks): void {
+    if (this.spilled > 0 || this.marks !== null) return;
+    this.marks = marks;
+    this.early = this.memory.size > 0;
+  }
+
   /** True when `identifier` certainly (up to a hash collision) came before; false may still be found out by `finish()`. */
   note(identifier: string): boolean {
+    const marked = this.marks?.noteRow(identifier) ?? null;
+    if (marked !== null) return marked || (this.early && this.memory.has(identifier));
     const result = this.memory.add(identifier);
     if (result === REPEATED) return true;
     if (result === NOT_KEPT) this.spill(this.memory.lastHi, this.memory.lastLo);
@@ -93,6 +120,7 @@ export class RepeatFinder {
 
   /** True when the spilled identifiers repeat one. Removes the bucket files; the finder is spent. */
   finish(): boolean {
+    this.marks = null;
     try {
       for (let bucket = 0; bucket < BUCKETS; bucket++) this.writeOut(bucket);
       // One buffer for every bucket: a buffer each, made in one synchronous loop, stayed allocated until a
@@ -110,8 +138,9 @@ export class RepeatFinder {
     }
   }
 
-  /** Closes and removes the bucket files (also after a failed run). */
+  /** Closes and removes the bucket files (also after a failed run), and lets the marks go. */
   close(): void {
+    this.marks = null;
     for (const [bucket, fd] of this.fds.entries()) {
       if (fd !== null) closeSync(fd);
       this.fds[bucket] = null;

@@ -42,10 +42,12 @@ const MAX_DEFINITIONS = 253;
 /** Slots per entry: a table a fifth empty keeps probes short without doubling its size. */
 const LOAD = 0.8;
 
-/** Words per slot: the identifier's hash; the kind and the row hash's high bits; its low bits and the marks; the second hash. */
+/** Words per slot: the identifier's hash; the kind, a mark and the row hash's high bits; its low bits and the marks; the second hash. */
 const WORDS = 4;
 const KIND_SHIFT = 24;
-const HIGH_MASK = 0xff_ffff;
+const HIGH_MASK = 0x7f_ffff;
+/** Mark in the second word: the feed had a row of the entry's identifier (repeats.ts). */
+const ROW_SEEN = 0x80_0000;
 const LOW_MASK = 0x3fff_ffff;
 /** Marks in the third word: the scope holds the identifier; the feed mentioned it (removal). */
 const IN_SCOPE = 0x4000_0000;
@@ -59,7 +61,7 @@ const MENTIONED = 0x8000_0000;
  */
 export const MAX_ENTRIES = 1 << 20;
 
-/** Base64url characters of the row hash read into a slot: 24 bits beside the kind, then 30. */
+/** Base64url characters of the row hash read into a slot: 24 bits (23 kept) beside the kind, then 30. */
 const HIGH_CHARS = 4;
 const LOW_CHARS = 5;
 /** The definition's part, then the row's SHA-1 in base64url. */
@@ -217,7 +219,7 @@ export class SourceIndex {
       slots[at + 1] = AMBIGUOUS << KIND_SHIFT;
       return;
     }
-    slots[at + 1] = (definition << KIND_SHIFT) | high;
+    slots[at + 1] = (definition << KIND_SHIFT) | (high & HIGH_MASK);
     slots[at + 2] = low;
   }
 
@@ -249,7 +251,7 @@ export class SourceIndex {
     if (kind === NO_SOURCE) return SOURCE.none;
     if (kind === AMBIGUOUS) return SOURCE.unknown;
     if (kind !== this.definitionOf(fingerprint)) return SOURCE.none;
-    const equal = (word & HIGH_MASK) === bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) && ((this.slots[at + 2] ?? 0) & LOW_MASK) === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
+    const equal = (word & HIGH_MASK) === (bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) & HIGH_MASK) && ((this.slots[at + 2] ?? 0) & LOW_MASK) === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
     this.lastSlot = at;
     return equal ? SOURCE.equal : SOURCE.current;
   }
@@ -289,6 +291,16 @@ export class SourceIndex {
   scopeEntry(id: string): number {
     const at = this.own(id);
     return at >= 0 && ((this.slots[at + 2] ?? 0) & IN_SCOPE) !== 0 ? at / WORDS : -1;
+  }
+
+  /** Notes that the feed has a row of `id`: whether it had one before, or null when the table has no entry of its own for it. */
+  noteRow(id: string): boolean | null {
+    const at = this.own(id);
+    if (at < 0) return null;
+    const word = this.slots[at + 1] ?? 0;
+    if ((word & ROW_SEEN) !== 0) return true;
+    this.slots[at + 1] = word | ROW_SEEN;
+    return false;
   }
 
   /**

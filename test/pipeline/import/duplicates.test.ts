@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { csvField } from "../../../src/formats/index.js";
 import { csvCell } from "../../../src/pipeline/output/csv-cell.js";
 import { repeatMemory } from "../../../src/pipeline/import/repeats.js";
+import { SourceIndex } from "../../../src/pipeline/import/source-index.js";
 import { csv, openHarness, type Harness } from "../harness.js";
 
 /** A feed that repeats identifiers leaves the streaming plan for the work database's last-row-wins one. */
@@ -53,6 +54,25 @@ describe("duplicate identifiers", () => {
     // The snapshot holds the winning rows: the same file again is unchanged throughout.
     const again = await h.run(automation, { diff: true });
     expect(again.counts).toMatchObject({ create: 0, update: 0, unchanged: 8 });
+  });
+
+  it("a diff run finds a repeat of an identifier its snapshot holds, noted on the source index's entry", async () => {
+    const rows = Array.from({ length: 400 }, (_, i) => [`P${i}`, `Part ${i}`, String(i)]);
+    const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
+    h.writeFeed("feed-1.csv", csv(HEADER, rows));
+    expect((await h.run(automation)).counts).toMatchObject({ create: 400 });
+    const noted = vi.spyOn(SourceIndex.prototype, "noteRow");
+    try {
+      // P7 unchanged twice, then changed: the last row wins; P9 unchanged twice.
+      h.writeFeed("feed-1.csv", csv(HEADER, [...rows, ["P7", "Part 7", "7"], ["P9", "Part 9", "9"], ["P7", "Part 7 last", "77"]]));
+      const diff = await h.run(automation, { diff: true });
+      expect(diff.counts).toMatchObject({ rows: 403, merged: 3, create: 0, update: 1, unchanged: 399 });
+      expect(h.items().get("P7")).toMatchObject({ title: "Part 7 last", stock: "77" });
+      // The repeat was found on the index's entries, not by the finder's own memory.
+      expect(noted.mock.results.filter((r) => r.value === true).length).toBeGreaterThan(0);
+    } finally {
+      noted.mockRestore();
+    }
   });
 
   it("past the memory of the repeat finder: a late repeat is found at the end, odd identifiers survive the bulk files", async () => {

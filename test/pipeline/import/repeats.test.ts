@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RepeatFinder } from "../../../src/pipeline/import/repeats.js";
+import { SourceIndex } from "../../../src/pipeline/import/source-index.js";
 
 function folder(): string {
   return path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-repeats-")), "repeats");
@@ -20,6 +21,12 @@ function scan(finder: RepeatFinder, ids: Iterable<string>): { early: number | nu
 
 function* distinct(n: number, prefix = "SKU-"): Generator<string> {
   for (let i = 0; i < n; i++) yield `${prefix}${String(i).padStart(7, "0")}`;
+}
+
+/** A diff run's source index of a snapshot holding `ids`. */
+async function indexOf(ids: Iterable<string>): Promise<SourceIndex> {
+  const entries = [...ids].map((id) => [id, null] as const);
+  return SourceIndex.fromPages([entries], entries.length, () => false);
 }
 
 describe("RepeatFinder", () => {
@@ -62,6 +69,44 @@ describe("RepeatFinder", () => {
     expect(finder.finish()).toBe(false);
     // A buffer per bucket stays allocated until a collection: 5 MB here.
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1 << 20);
+  });
+
+  it("notes the identifiers a source index holds on its entries, so that its own memory keeps only the others", async () => {
+    const dir = folder();
+    const finder = new RepeatFinder(dir, 1000);
+    finder.useMarks(await indexOf(distinct(50_000)));
+    // 50,000 the index holds and 500 it does not: nothing past the finder's memory, and no repeat.
+    expect(scan(finder, [...distinct(50_000), ...distinct(500, "NEW-")])).toEqual({ early: null, found: false });
+    expect(finder.spilledCount).toBe(0);
+    expect(existsSync(dir)).toBe(false);
+
+    for (const [ids, early] of [
+      [[...distinct(2000), "SKU-0001500"], 2000],
+      [[...distinct(2000), ...distinct(10, "NEW-"), "NEW-0000003"], 2010],
+    ] as const) {
+      const again = new RepeatFinder(folder(), 1000);
+      again.useMarks(await indexOf(distinct(50_000)));
+      expect(scan(again, ids)).toEqual({ early, found: true });
+    }
+  });
+
+  it("finds a repeat of an identifier noted before the index came, and leaves the index alone once it spilled", async () => {
+    const index = await indexOf(distinct(5000));
+    const finder = new RepeatFinder(folder(), 1000);
+    for (const id of distinct(10)) finder.note(id);
+    finder.useMarks(index);
+    expect(finder.note("SKU-0000020")).toBe(false);
+    expect(finder.note("SKU-0000020")).toBe(true);
+    expect(finder.note("SKU-0000005")).toBe(true);
+
+    // Past its memory it cannot be asked for what it spilled: the marks are not used, and the repeat is found at the end.
+    const spilled = new RepeatFinder(folder(), 10);
+    const other = await indexOf(distinct(5000));
+    for (const id of distinct(100)) spilled.note(id);
+    spilled.useMarks(other);
+    expect(spilled.note("SKU-0000050")).toBe(false);
+    expect(other.noteRow("SKU-0000050")).toBe(false);
+    expect(spilled.finish()).toBe(true);
   });
 
   it("close() after a failed run leaves no files behind", () => {
