@@ -29,6 +29,12 @@ import type { ScopeEntry } from "./scope-rows.js";
  */
 export interface ScopeMarks {
   readonly entries: number;
+  /**
+   * Whether the marks hold every identifier of the snapshot. Records are
+   * held only then: the memory of their codes is taken back from the repeat
+   * finder, which a cut index leaves to fill (repeats.ts).
+   */
+  readonly whole: boolean;
   /** Notes a scope identifier; true when the marks alone can tell it is in scope (`scopeEntry`). */
   markScope(identifier: string): boolean;
   /** `markScope`, giving the identifier's entry when it is the first scope record of that entry, and -1 otherwise. */
@@ -71,7 +77,7 @@ export class HeldScope {
    */
   keep(entries: readonly ScopeEntry[], marks: ScopeMarks): readonly ScopeEntry[] {
     const first = entries[0];
-    if (this.identifier === null || first === undefined || this.released || (this.holder !== null && this.holder !== marks)) return entries;
+    if (this.identifier === null || first === undefined || this.released || !marks.whole || (this.holder !== null && this.holder !== marks)) return entries;
     if (this.shape === undefined) this.shape = shapeOf(first.values, this.identifier);
     const shape = this.shape;
     if (shape === null) return entries;

@@ -269,6 +269,11 @@ export class SourceIndex {
     return this.capacity;
   }
 
+  /** Whether the table holds the whole snapshot: read to its end, not cut at MAX_ENTRIES. */
+  get whole(): boolean {
+    return this.complete && !this.partial;
+  }
+
   /** A scope record's identifier: a row settled against its entry is in scope. True when the table has an entry of its own for it. */
   markScope(id: string): boolean {
     const at = this.own(id);

@@ -95,6 +95,20 @@ describe("a scope held beside the source index", () => {
     db.close();
   });
 
+  it("inserts every record when the source index holds only part of the snapshot", async () => {
+    const db = open();
+    db.holdScope("guid");
+    const ids = ["A1", "A2", "A3", "A4"];
+    // Cut at two entries of four, as a snapshot past MAX_ENTRIES is.
+    const index = await SourceIndex.fromPages([ids.map((id) => [id, null] as const)], ids.length, () => false, 2);
+    expect(index.whole).toBe(false);
+    db.markScopeIn(index);
+    db.addScope(ids.map((id) => ({ identifier: id, values: { guid: id, stock: "1" } })));
+    db.endScope();
+    for (const id of ids) expect(inTable(db, id), id).toBe(true);
+    db.close();
+  });
+
   it("inserts every record when the run may remove", async () => {
     const db = open();
     db.markScopeIn(await indexOf(["A1", "A2"]));

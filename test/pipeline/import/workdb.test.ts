@@ -125,6 +125,7 @@ describe("a scope in no order", () => {
     const marked: string[] = [];
     db.markScopeIn({
       entries: 0,
+      whole: true,
       markScope: (id) => {
         marked.push(id);
         return false;
@@ -147,6 +148,7 @@ describe("scope marks", () => {
   /** A ScopeMarks that records what it is told; `said` are the identifiers it answers as mentioned. */
   const recorder = (said: Set<string>) => ({
     entries: 0,
+    whole: true,
     marked: [] as string[],
     markScope(id: string) {
       this.marked.push(id);
