@@ -8,51 +8,76 @@ import { snapshotValuesText, type SnapshotPutEntry } from "./snapshot-entry.js";
  * run per entry.
  */
 const ROWS_PER_STATEMENT = 100;
-const PARAMS_PER_ROW = 5;
 
-function upsertSql(rows: number): string {
-  const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?)").join(", ");
-  return `INSERT INTO snapshots (key, identifier, "values", updated, source) VALUES ${values}
+/**
+ * A statement's shape: whether its rows bind a source fingerprint each. The
+ * key and the time are the put's, bound once per statement as named
+ * parameters: binding them on every row was a fifth of a commit's upserts.
+ */
+type Shape = "sourced" | "unsourced";
+
+function upsertSql(rows: number, shape: Shape): string {
+  const row = shape === "sourced" ? "(@key, ?, ?, @updated, ?)" : "(@key, ?, ?, @updated, NULL)";
+  return `INSERT INTO snapshots (key, identifier, "values", updated, source) VALUES ${Array.from({ length: rows }, () => row).join(", ")}
     ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`;
+}
+
+/** The statements of one shape: a full one and one for the last entries, and the parameters of a full one, refilled in place. */
+class Upsert {
+  private many: Database.Statement | undefined;
+  private one: Database.Statement | undefined;
+  private readonly perRow: number;
+  private readonly params: unknown[];
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly shape: Shape,
+  ) {
+    this.perRow = shape === "sourced" ? 3 : 2;
+    this.params = new Array<unknown>(ROWS_PER_STATEMENT * this.perRow);
+  }
+
+  run(named: { key: string; updated: string }, entries: readonly SnapshotPutEntry[]): void {
+    const many = (this.many ??= this.db.prepare(upsertSql(ROWS_PER_STATEMENT, this.shape)));
+    const one = (this.one ??= this.db.prepare(upsertSql(1, this.shape)));
+    const { params, perRow } = this;
+    let i = 0;
+    for (; i + ROWS_PER_STATEMENT <= entries.length; i += ROWS_PER_STATEMENT) {
+      for (let j = 0; j < ROWS_PER_STATEMENT; j++) this.fill(params, j * perRow, entries[i + j] as SnapshotPutEntry);
+      many.run(...params, named);
+    }
+    const last = new Array<unknown>(perRow);
+    for (; i < entries.length; i++) {
+      this.fill(last, 0, entries[i] as SnapshotPutEntry);
+      one.run(...last, named);
+    }
+  }
+
+  private fill(params: unknown[], at: number, entry: SnapshotPutEntry): void {
+    params[at] = entry.identifier;
+    params[at + 1] = snapshotValuesText(entry);
+    if (this.perRow === 3) params[at + 2] = entry.source ?? null;
+  }
 }
 
 /**
  * The SQLite store's snapshotPut: all entries in one transaction, in order,
  * so a later entry of an identifier wins (an upsert of a row sees the rows
- * the same statement inserted before it).
+ * the same statement inserted before it). A put none of whose entries has a
+ * source (every export's) binds two parameters a row instead of three.
  */
 export class SqliteSnapshotPut {
-  private many: Database.Statement | undefined;
-  private one: Database.Statement | undefined;
-  // Reused for every full statement: the parameters of one statement, refilled in place.
-  private readonly params: unknown[] = new Array<unknown>(ROWS_PER_STATEMENT * PARAMS_PER_ROW);
+  private readonly sourced: Upsert;
+  private readonly unsourced: Upsert;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.sourced = new Upsert(db, "sourced");
+    this.unsourced = new Upsert(db, "unsourced");
+  }
 
   put(key: string, entries: readonly SnapshotPutEntry[]): void {
-    const now = new Date().toISOString();
-    const many = (this.many ??= this.db.prepare(upsertSql(ROWS_PER_STATEMENT)));
-    const one = (this.one ??= this.db.prepare(upsertSql(1)));
-    const params = this.params;
-    this.db.transaction(() => {
-      let i = 0;
-      for (; i + ROWS_PER_STATEMENT <= entries.length; i += ROWS_PER_STATEMENT) {
-        for (let j = 0; j < ROWS_PER_STATEMENT; j++) {
-          const e = entries[i + j] as SnapshotPutEntry;
-          const at = j * PARAMS_PER_ROW;
-          params[at] = key;
-          params[at + 1] = e.identifier;
-          params[at + 2] = snapshotValuesText(e);
-          params[at + 3] = now;
-          params[at + 4] = e.source ?? null;
-        }
-        many.run(params);
-      }
-      // The last entries, fewer than a statement's rows.
-      for (; i < entries.length; i++) {
-        const e = entries[i] as SnapshotPutEntry;
-        one.run(key, e.identifier, snapshotValuesText(e), now, e.source ?? null);
-      }
-    })();
+    const named = { key, updated: new Date().toISOString() };
+    const upsert = entries.some((e) => e.source != null) ? this.sourced : this.unsourced;
+    this.db.transaction(() => upsert.run(named, entries))();
   }
 }

@@ -44,6 +44,18 @@ export function bulkSuite(name: string, open: () => Promise<StateStore>): void {
       expect(Object.fromEntries(sources)).toEqual({ Q150: "s150", Q220: "late", Q249: "s249" });
     });
 
+    it("clears the sources of a put without any, in full statements and the tail, under its own key alone", async () => {
+      const sourced = Array.from({ length: 250 }, (_, i) => ({ identifier: `R${i}`, values: { h: `old${i}` }, source: `s${i}` }));
+      await store.snapshotPut("plain", sourced);
+      await store.snapshotPut("kept", sourced.slice(0, 3));
+      await store.snapshotPut("plain", sourced.map(({ identifier }, i) => ({ identifier, values: { h: `new${i}` } })));
+      const ids = ["R0", "R99", "R100", "R249"];
+      expect(Object.fromEntries(await store.snapshotGet("plain", ids))).toEqual({ R0: { h: "new0" }, R99: { h: "new99" }, R100: { h: "new100" }, R249: { h: "new249" } });
+      expect((await store.snapshotSources("plain", ids)).size).toBe(0);
+      expect(Object.fromEntries(await store.snapshotSources("kept", ["R0", "R2"]))).toEqual({ R0: "s0", R2: "s2" });
+      expect(await store.snapshotCount("plain")).toBe(250);
+    });
+
     it("keeps identifiers and values that JSON escapes, byte for byte", async () => {
       const entries = awkward.map((text, i) => ({ identifier: text, values: { title: text, n: String(i) } }));
       await store.snapshotPut("odd", entries);
