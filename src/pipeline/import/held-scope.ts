@@ -58,10 +58,10 @@ export class HeldScope {
   /** The marks that answer for the records held out, until `release`. */
   private holder: ScopeMarks | null = null;
   private released = false;
-  /** Per field of the shape, the code of each held record's value: NO_CODE where none is held, and for the identifier. */
+  /** Per field of the shape, the code of each held record's value (empty for the identifier). */
   private codes: Int32Array[] = [];
-  /** Where a record is held: a code column, or a byte an entry when the shape has none (the identifier alone). */
-  private heldIn: Int32Array | Uint8Array = new Uint8Array(0);
+  /** 1 for each entry whose record is held. */
+  private held: Uint8Array = new Uint8Array(0);
   private readonly scratch: number[] = [];
   /** Records held out. */
   count = 0;
@@ -101,7 +101,7 @@ export class HeldScope {
   release(): void {
     this.holder = null;
     this.released = true;
-    this.heldIn = new Uint8Array(0);
+    this.held = new Uint8Array(0);
     this.codes = [];
   }
 
@@ -135,13 +135,12 @@ export class HeldScope {
 
   private open(marks: ScopeMarks, shape: Shape): void {
     this.holder = marks;
-    this.codes = shape.fields.map((_, i) => (i === shape.identifierAt ? new Int32Array(0) : new Int32Array(marks.entries).fill(NO_CODE)));
-    this.heldIn = this.codes.find((column) => column.length > 0) ?? new Uint8Array(marks.entries);
+    this.codes = shape.fields.map((_, i) => new Int32Array(i === shape.identifierAt ? 0 : marks.entries));
+    this.held = new Uint8Array(marks.entries);
   }
 
   private isHeld(entry: number): boolean {
-    const held = this.heldIn;
-    return held instanceof Uint8Array ? held[entry] === 1 : (held[entry] ?? NO_CODE) !== NO_CODE;
+    return this.held[entry] === 1;
   }
 
   /** Holds `e` at `entry` when its values come back exactly from what is kept. */
@@ -166,7 +165,7 @@ export class HeldScope {
       const column = this.codes[k];
       if (k !== identifierAt && column) column[entry] = scratch[k] ?? NO_CODE;
     }
-    if (this.heldIn instanceof Uint8Array) this.heldIn[entry] = 1;
+    this.held[entry] = 1;
     this.count++;
     return true;
   }
@@ -174,7 +173,7 @@ export class HeldScope {
   /** A later record of an identifier already held replaces it in the work database: the held one is forgotten. */
   private drop(entry: number): void {
     if (entry < 0 || !this.isHeld(entry)) return;
-    this.heldIn[entry] = this.heldIn instanceof Uint8Array ? 0 : NO_CODE;
+    this.held[entry] = 0;
     this.count--;
   }
 

@@ -51,8 +51,8 @@ describe("a diff run whose scope is held beside its source index", () => {
       return kept;
     });
     const hold = WorkDb.prototype.holdScope;
-    vi.spyOn(WorkDb.prototype, "holdScope").mockImplementation(function (this: WorkDb, field: string) {
-      if (holding) hold.call(this, field);
+    vi.spyOn(WorkDb.prototype, "holdScope").mockImplementation(function (this: WorkDb, identifierField: string) {
+      if (holding) hold.call(this, identifierField);
     });
   });
 
@@ -63,7 +63,7 @@ describe("a diff run whose scope is held beside its source index", () => {
     await h.close();
   });
 
-  const holdScope = (): void => {
+  const gateScopeExport = (): void => {
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     gate = { held, release };
@@ -84,11 +84,11 @@ describe("a diff run whose scope is held beside its source index", () => {
       h.writeFeed("feed.csv", csv(HEADER, next()));
 
       holding = false;
-      holdScope();
+      gateScopeExport();
       const whole = await h.run(automation, { mode: "debug", diff: true });
       expect(heldOut).toBe(0);
       holding = true;
-      holdScope();
+      gateScopeExport();
       const held = await h.run(automation, { mode: "debug", diff: true });
       // Nearly every scope record was the index's: far more held out than kept.
       expect(heldOut, scope).toBeGreaterThan(N / 2);
@@ -100,7 +100,7 @@ describe("a diff run whose scope is held beside its source index", () => {
       expect(debugFiles(h, held)).toEqual(debugFiles(h, whole));
 
       heldOut = 0;
-      holdScope();
+      gateScopeExport();
       const live = await h.run(automation, { diff: true });
       expect(heldOut).toBeGreaterThan(N / 2);
       expect(live.counts).toMatchObject(counts);
@@ -112,7 +112,7 @@ describe("a diff run whose scope is held beside its source index", () => {
       expect(items.get("NEW2")?.title).toBe("New 2");
       // The rows the feed dropped stay: the run removes nothing.
       expect(items.has("B0000")).toBe(true);
-      holdScope();
+      gateScopeExport();
       const again = await h.run(automation, { diff: true });
       expect(again.counts).toMatchObject({ create: 0, update: 0, remove: 0, unchanged: N - 3 + 2 });
     });

@@ -95,6 +95,19 @@ describe("a scope held beside the source index", () => {
     db.close();
   });
 
+  it("forgets a held record once, however often its identifier comes again, and keeps answering for the others", async () => {
+    const db = open();
+    db.holdScope("guid");
+    db.markScopeIn(await indexOf(["E1", "E2"]));
+    const entry = (id: string, stock: string): { identifier: string; values: Record<string, string> } => ({ identifier: id, values: { guid: id, stock } });
+    db.addScope([entry("E1", "1"), entry("E2", "1")]);
+    db.addScope([entry("E1", "2"), entry("E1", "3")]);
+    db.endScope();
+    expect(db.scopeCount()).toBe(2);
+    expect(db.scopeLookup(["E1", "E2"], false)).toEqual(new Map([["E1", { guid: "E1", stock: "3" }], ["E2", { guid: "E2", stock: "1" }]]));
+    db.close();
+  });
+
   it("inserts every record when the source index holds only part of the snapshot", async () => {
     const db = open();
     db.holdScope("guid");
