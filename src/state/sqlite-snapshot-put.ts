@@ -44,12 +44,12 @@ class Upsert {
     let i = 0;
     for (; i + ROWS_PER_STATEMENT <= entries.length; i += ROWS_PER_STATEMENT) {
       for (let j = 0; j < ROWS_PER_STATEMENT; j++) this.fill(params, j * perRow, entries[i + j] as SnapshotPutEntry);
-      many.run(...params, named);
+      many.run(params, named);
     }
     const last = new Array<unknown>(perRow);
     for (; i < entries.length; i++) {
       this.fill(last, 0, entries[i] as SnapshotPutEntry);
-      one.run(...last, named);
+      one.run(last, named);
     }
   }
 
