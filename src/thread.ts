@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { parentPort, Worker } from "node:worker_threads";
 
 /**
  * Starts a worker thread on `entry`, a module next to `from` (an
@@ -12,6 +12,40 @@ export function startThread(entry: string, from: string, workerData: unknown): W
   const source = new URL(`./${entry}.ts`, from).href;
   const load = `import("tsx/esm/api").then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(from)}))`;
   return new Worker(load, { eval: true, workerData });
+}
+
+/**
+ * A thread that works out one answer: started on `entry` (as startThread),
+ * awaited, and stopped. The thread answers through `answerParent`; `read`
+ * checks the value it sent, as any message from another thread is checked.
+ */
+export async function threadAnswer<T>(entry: string, from: string, workerData: unknown, read: (value: unknown) => T | undefined): Promise<T> {
+  const thread = startThread(entry, from, workerData);
+  try {
+    const reply = await new Promise<unknown>((resolve, reject) => {
+      thread.once("message", resolve);
+      thread.once("error", reject);
+      thread.once("exit", (code) => reject(new Error(`the thread stopped without an answer (exit code ${code})`)));
+    });
+    const { value, error } = (reply ?? {}) as { value?: unknown; error?: unknown };
+    if (typeof error === "string") throw new Error(error);
+    const answer = read(value);
+    if (answer === undefined) throw new Error(`the thread answered ${JSON.stringify(reply)}`);
+    return answer;
+  } finally {
+    await thread.terminate();
+  }
+}
+
+/** In a thread started by `threadAnswer`: sends what `work` gives, or the message of its error. */
+export async function answerParent(work: () => Promise<unknown>): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error("this module runs as a worker thread");
+  try {
+    port.postMessage({ value: await work() });
+  } catch (err) {
+    port.postMessage({ error: err instanceof Error ? err.message : String(err) });
+  }
 }
 
 /** Where a writer thread's messages go: handled in order, and `drained` settles once every message posted so far is. */

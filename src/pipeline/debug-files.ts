@@ -18,6 +18,7 @@ import type { FailedRecords } from "./apply-journal.js";
 import { ByteSink } from "./output/byte-sink.js";
 import { csvCell as cell } from "./output/csv-cell.js";
 import { keepMasked } from "./debug-mask.js";
+import type { SecretSearch } from "./secret-search.js";
 import { FailureTally } from "./failure-tally.js";
 import { openPlanFile, opRow, PlanLines } from "./output/op-rows.js";
 import type { PlannedOp } from "./planned-op.js";
@@ -142,22 +143,22 @@ export class DebugFiles {
    * A copy of a fetched file (or of an export's rendered file). No parameter
    * is substituted into a supplier's file, but a feed can echo a credential
    * of the run (an API that lists its own links with `?apikey=`): masked like
-   * any other kept file.
+   * any other kept file. `searched`: the search made as the file was hashed.
    */
-  async addSource(localPath: string, name: string): Promise<void> {
+  async addSource(localPath: string, name: string, searched?: SecretSearch): Promise<void> {
     if (!this.full) return;
     const target = path.join("source", path.basename(name));
-    await this.keep(localPath, target, "it is not the file as read or written, byte for byte");
+    await this.keep(localPath, target, "it is not the file as read or written, byte for byte", searched);
   }
 
   /** A bulk file or order body as it goes to the service: in a live run it is not kept, since it carries the real values. */
-  async addBulkFile(localPath: string, name: string): Promise<void> {
+  async addBulkFile(localPath: string, name: string, searched?: SecretSearch): Promise<void> {
     if (!this.full) return;
-    await this.keep(localPath, name, "it cannot be sent as is");
+    await this.keep(localPath, name, "it cannot be sent as is", searched);
   }
 
-  private async keep(localPath: string, name: string, consequence: string): Promise<void> {
-    const values = await keepMasked(localPath, path.join(this.folder, name));
+  private async keep(localPath: string, name: string, consequence: string, searched?: SecretSearch): Promise<void> {
+    const values = await keepMasked(localPath, path.join(this.folder, name), searched);
     this.names.add(name);
     if (values > 0) this.maskedFiles.push({ file: name, values, note: `${name}: ${count(values, "value")} masked; ${consequence}` });
   }

@@ -10,25 +10,13 @@
  * @module
  */
 
-import { copyFile, link, open, rm } from "node:fs/promises";
-import { borrowReadBuffer, READ_BUFFER_BYTES, returnReadBuffer } from "../read-buffers.js";
-import { MASK, secretValues } from "../secrets.js";
+import { copyFile, link, open, rm, stat } from "node:fs/promises";
+import { MASK, secretCount } from "../secrets.js";
+import { threadAnswer } from "../thread.js";
+import { formsOverlap, holdsForm, secretForms, windows, type SecretSearch } from "./secret-search.js";
 
-/**
- * Every registered secret as the bytes it takes in a file: as it is (and its
- * URL and base64 forms, which secrets.ts registers), with its quotes doubled
- * in a CSV cell, escaped in a JSON string. Kept as latin1 text, one character
- * per byte, so a file is searched and rewritten without decoding it: any other
- * byte, of a text or a binary file, is copied as it was.
- */
-function secretForms(): string[] {
-  const forms = new Set<string>();
-  for (const secret of secretValues()) {
-    for (const form of [secret, secret.replaceAll('"', '""'), JSON.stringify(secret).slice(1, -1)]) forms.add(Buffer.from(form, "utf8").toString("latin1"));
-  }
-  // Longest first, so that a secret holding another is masked whole.
-  return [...forms].sort((a, b) => b.length - a.length);
-}
+/** A file this large is searched on a thread of its own: the main thread reads and plans the feed meanwhile. */
+const THREAD_FROM_BYTES = 16 << 20;
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -41,39 +29,6 @@ export async function linkOrCopy(from: string, to: string): Promise<void> {
   } catch {
     await copyFile(from, to);
   }
-}
-
-/**
- * The file through one lent buffer, a chunk at a time, each window beginning
- * with the last `overlap` bytes of the one before, so that a secret cut by a
- * chunk's edge is seen whole. A window is a view of that buffer, good until
- * the next is asked for (read-buffers.ts says why not a read stream).
- */
-async function* windows(file: string, overlap: number): AsyncGenerator<Buffer> {
-  const handle = await open(file, "r");
-  const buffer = overlap < READ_BUFFER_BYTES / 2 ? borrowReadBuffer() : Buffer.allocUnsafe(overlap + READ_BUFFER_BYTES);
-  const chunk = buffer.length - overlap;
-  try {
-    let kept = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, kept, chunk, null);
-      if (bytesRead === 0) return;
-      const window = buffer.subarray(0, kept + bytesRead);
-      yield window;
-      kept = Math.min(overlap, window.length);
-      buffer.copyWithin(0, window.length - kept, window.length);
-    }
-  } finally {
-    await handle.close();
-    returnReadBuffer(buffer);
-  }
-}
-
-/** Whether the file holds one of the forms: a search of the bytes that decodes nothing. */
-async function holdsSecret(file: string, forms: readonly string[], overlap: number): Promise<boolean> {
-  const needles = forms.map((form) => Buffer.from(form, "latin1"));
-  for await (const window of windows(file, overlap)) if (needles.some((n) => window.includes(n))) return true;
-  return false;
 }
 
 /**
@@ -120,13 +75,25 @@ async function copyMasked(from: string, to: string, forms: readonly string[], ov
   return masked;
 }
 
-/** Keeps `from` as `to`: linked when it holds no secret, else a masked copy. Returns the number of values masked. */
-export async function keepMasked(from: string, to: string): Promise<number> {
+/** Whether the file holds one of the forms, searched here or, when large, on a thread. */
+async function holdsSecret(file: string, forms: readonly string[]): Promise<boolean> {
+  if ((await stat(file)).size < THREAD_FROM_BYTES) return holdsForm(file, forms);
+  const answer = (value: unknown): boolean | undefined => (typeof value === "boolean" ? value : undefined);
+  return threadAnswer("secret-search-thread", import.meta.url, { file, forms }, answer);
+}
+
+/**
+ * Keeps `from` as `to`: linked when it holds no secret, else a masked copy.
+ * Returns the number of values masked. `searched`: what a search of the
+ * file found already (the writer thread's, as it sealed a bulk file); it
+ * stands only while no secret was registered since.
+ */
+export async function keepMasked(from: string, to: string, searched?: SecretSearch): Promise<number> {
   const forms = secretForms();
-  const overlap = Math.max(0, (forms[0]?.length ?? 0) - 1);
-  if (forms.length === 0 || !(await holdsSecret(from, forms, overlap))) {
+  const found = searched?.secrets === secretCount() ? searched.found : forms.length > 0 && (await holdsSecret(from, forms));
+  if (!found) {
     await linkOrCopy(from, to);
     return 0;
   }
-  return copyMasked(from, to, forms, overlap);
+  return copyMasked(from, to, forms, formsOverlap(forms));
 }

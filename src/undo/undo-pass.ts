@@ -44,7 +44,7 @@ export async function openUndoPass(input: PassInput, options: UndoPassOptions): 
   const bulkFolder = path.join(input.workDir, "bulk");
   await mkdir(bulkFolder, { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
-  const output = OpWriter.open({ bulkFolder, identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
+  const output = OpWriter.open({ bulkFolder, identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan(), keptCopies: input.debug.full });
   const undo = input.undo;
   const sink = undo ? undo.writer.sink(undo.config, output, (id) => work.scopeLookup([id], false).get(id)) : output;
   const remove: ProductAction = config.remove === undefined || config.remove === true ? "end" : config.remove;
@@ -72,7 +72,7 @@ export async function openUndoPass(input: PassInput, options: UndoPassOptions): 
       const finished = await output.finish();
       bulkFiles = finished.files;
       if (finished.planned) input.debug.notePlan();
-      for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
+      for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name, file.searched);
       return { facts: { rows: options.entries.length, removals, scopeSize, removeConfigured: true }, applyFiles: bulkFiles.length };
     },
     apply: async (onFile) => {

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encryptValue, type Automation } from "../../src/definition/index.js";
 import { runSummary } from "../../src/cli-output/summary.js";
 import { keepMasked } from "../../src/pipeline/debug-mask.js";
-import { registerSecret } from "../../src/secrets.js";
+import { searchSecrets } from "../../src/pipeline/secret-search.js";
+import { registerSecret, secretCount } from "../../src/secrets.js";
 import type { RunRecord } from "../../src/state/index.js";
 import { FeedServer } from "../helpers/http-feed-server.js";
 import { csv, openHarness, type Harness } from "../pipeline/harness.js";
@@ -254,6 +255,33 @@ describe("a kept copy of a file", () => {
     expect(await keepMasked(from, to)).toBe(3);
     const mask = Buffer.from("********");
     expect(readFileSync(to).equals(Buffer.concat([a, mask, b, mask, filler(7), mask]))).toBe(true);
+  });
+
+  it("searches a large file on a thread: masks the secret near its end, and links it when none is there", async () => {
+    const d = dir();
+    const big = "x".repeat(17 << 20);
+    const clean = path.join(d, "clean.csv");
+    writeFileSync(clean, big);
+    expect(await keepMasked(clean, path.join(d, "clean-kept.csv"))).toBe(0);
+    expect(statSync(path.join(d, "clean-kept.csv")).ino).toBe(statSync(clean).ino);
+    const from = path.join(d, "bulk.csv");
+    writeFileSync(from, `${big}${secret}y`);
+    expect(await keepMasked(from, path.join(d, "kept.csv"))).toBe(1);
+    expect(readFileSync(path.join(d, "kept.csv"), "latin1").endsWith("x********y")).toBe(true);
+  });
+
+  it("stands on a search made as the file was sealed only while no secret was registered since", async () => {
+    const d = dir();
+    const from = path.join(d, "bulk.csv");
+    writeFileSync(from, `add,${secret}\r\n`);
+    const searched = await searchSecrets(from);
+    expect(searched).toEqual({ secrets: secretCount(), found: true });
+    expect(await keepMasked(from, path.join(d, "kept.csv"), searched)).toBe(1);
+    // A search that found nothing is taken at its word (the file is linked, not read again)...
+    expect(await keepMasked(from, path.join(d, "trusted.csv"), { secrets: secretCount(), found: false })).toBe(0);
+    expect(statSync(path.join(d, "trusted.csv")).ino).toBe(statSync(from).ino);
+    // ...unless a secret was registered after it: then the file is searched again.
+    expect(await keepMasked(from, path.join(d, "stale.csv"), { secrets: secretCount() - 1, found: false })).toBe(1);
   });
 
   it("finds a secret whose only occurrence is cut by a chunk's edge", async () => {

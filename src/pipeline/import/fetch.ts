@@ -13,7 +13,7 @@ import { compileNamePattern, type FileConfig } from "../../definition/index.js";
 import { ConveyorError } from "../../errors.js";
 import { sleep } from "../../retry.js";
 import type { LedgerEntry, StateStore } from "../../state/index.js";
-import { downloadedSha256 } from "./file-hash.js";
+import { downloadedDigest, type FileDigest } from "./file-hash.js";
 import { selectFiles, type SelectResult } from "./select.js";
 
 export interface FetchedFile {
@@ -21,10 +21,10 @@ export interface FetchedFile {
   localPath: string;
   size: number;
   /**
-   * Computed while the run reads the file: only the run record needs it, and
-   * a separate pass before reading left a core idle.
+   * Worked out while the run reads the file: only the run record and a debug
+   * run's copy need it, and a separate pass before reading left a core idle.
    */
-  sha256: Promise<string>;
+  digest: Promise<FileDigest>;
 }
 
 export function ledgerEntry(file: RemoteFile): LedgerEntry {
@@ -120,10 +120,10 @@ export async function downloadFiles(connector: Pick<Connector, "download">, file
         hint: "The file may still be uploading or the transfer was cut; the next run tries again.",
       });
     }
-    const sha256 = downloadedSha256(localPath);
-    // Whoever records the file awaits the hash; a run that stops before then must not leave it unhandled.
-    sha256.catch(() => undefined);
-    out.push({ remote, localPath, size, sha256 });
+    const digest = downloadedDigest(localPath);
+    // Whoever records the file awaits the digest; a run that stops before then must not leave it unhandled.
+    digest.catch(() => undefined);
+    out.push({ remote, localPath, size, digest });
   }
   return out;
 }

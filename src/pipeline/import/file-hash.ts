@@ -1,8 +1,12 @@
 /**
- * The SHA-256 of a downloaded file, for the run record. A large one is
- * hashed on a thread of its own: the main thread, which reads, maps and
- * plans the file meanwhile, is the one a run waits for. Starting a thread
- * costs more than hashing a small file, which is hashed here.
+ * What a run learns of a downloaded file by reading it whole: its SHA-256,
+ * for the run record, and whether it holds one of the run's secrets, for a
+ * debug run's copy of it (debug-mask.ts). A large file is read on a thread
+ * of its own, both at once: the main thread, which reads, maps and plans the
+ * file meanwhile, is the one a run waits for, and a second thread for the
+ * search competed with it, and with the writer thread's start, for the same
+ * two cores. Starting a thread costs more than reading a small file, which
+ * is read here.
  *
  * @module
  */
@@ -10,24 +14,36 @@
 import { stat } from "node:fs/promises";
 import { ConveyorError } from "../../errors.js";
 import { fileSha256 } from "../../file-sha256.js";
-import { startThread } from "../../thread.js";
+import { secretCount } from "../../secrets.js";
+import { threadAnswer } from "../../thread.js";
+import { holdsForm, secretForms, type SecretSearch } from "../secret-search.js";
 
 const THREAD_FROM_BYTES = 16 << 20;
 
-export async function downloadedSha256(file: string): Promise<string> {
-  if ((await stat(file)).size < THREAD_FROM_BYTES) return fileSha256(file);
-  const thread = startThread("hash-thread", import.meta.url, file);
+export interface FileDigest {
+  sha256: string;
+  secrets: SecretSearch;
+}
+
+/** What the thread answers: `{ sha256, found }`. */
+function threadDigest(value: unknown): { sha256: string; found: boolean } | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { sha256, found } = value as { sha256?: unknown; found?: unknown };
+  return typeof sha256 === "string" && typeof found === "boolean" ? { sha256, found } : undefined;
+}
+
+export async function downloadedDigest(file: string): Promise<FileDigest> {
+  // Counted with the forms: a secret registered later has the debug copy search the file again.
+  const secrets = secretCount();
+  const forms = secretForms();
   try {
-    const answer = await new Promise<{ sha256?: string; error?: string }>((resolve, reject) => {
-      thread.once("message", resolve);
-      thread.once("error", reject);
-      thread.once("exit", (code) => reject(new Error(`the thread stopped without an answer (exit code ${code})`)));
-    });
-    if (answer.sha256 !== undefined) return answer.sha256;
-    throw new Error(answer.error ?? "no answer");
+    if ((await stat(file)).size < THREAD_FROM_BYTES) {
+      const [sha256, found] = await Promise.all([fileSha256(file), holdsForm(file, forms)]);
+      return { sha256, secrets: { secrets, found } };
+    }
+    const { sha256, found } = await threadAnswer("hash-thread", import.meta.url, { file, forms }, threadDigest);
+    return { sha256, secrets: { secrets, found } };
   } catch (err) {
     throw new ConveyorError("internal", `Hashing ${file} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  } finally {
-    await thread.terminate();
   }
 }

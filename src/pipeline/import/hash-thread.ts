@@ -1,17 +1,17 @@
 /**
- * The thread of `downloadedSha256`: hashes one file, answers with the hex
- * digest or the error's message.
+ * The thread of `downloadedDigest`: reads one file for its SHA-256 and for
+ * the forms of the run's secrets it was handed, both at once.
  *
  * @module
  */
 
-import { parentPort, workerData } from "node:worker_threads";
+import { workerData } from "node:worker_threads";
 import { fileSha256 } from "../../file-sha256.js";
+import { answerParent } from "../../thread.js";
+import { holdsForm } from "../secret-search.js";
 
-const port = parentPort;
-if (!port) throw new Error("hash-thread runs as a worker thread");
-try {
-  port.postMessage({ sha256: await fileSha256(String(workerData)) });
-} catch (err) {
-  port.postMessage({ error: err instanceof Error ? err.message : String(err) });
-}
+const { file, forms } = workerData as { file: string; forms: string[] };
+await answerParent(async () => {
+  const [sha256, found] = await Promise.all([fileSha256(file), holdsForm(file, forms)]);
+  return { sha256, found };
+});

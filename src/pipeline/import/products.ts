@@ -86,7 +86,7 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   await mkdir(path.join(input.workDir, "bulk"), { recursive: true });
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
-  const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan() });
+  const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan(), keptCopies: input.debug.full });
   const undo = input.undo;
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
@@ -259,7 +259,7 @@ async function planProducts(
   await reportDeferred(input, work);
   const { files: bulkFiles, planned } = await out.writer.finish();
   if (planned) input.debug.notePlan();
-  for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name);
+  for (const file of bulkFiles) await input.debug.addBulkFile(file.path, file.name, file.searched);
   const changes = { counts: done.changes.counts(), limits: config.change_limits ?? {}, scopeSize, at: formatPath(["file_configs", input.automation.file_configs.indexOf(config)]) };
   const facts = { rows: read.rows, cutAt: read.cutAt, firstError: read.firstError, removals: done.removals, scopeSize, removeConfigured: config.remove !== undefined, changes };
   return { plan: { facts, applyFiles: bulkFiles.length }, bulkFiles };

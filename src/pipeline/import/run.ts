@@ -40,8 +40,8 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   const undo = live && refusal === null && journalEnabled() ? new UndoJournalWriter(ctx.env.store, recorder.record.id) : undefined;
   if (live) recorder.record.undo = refusal === null ? { journal: undo !== undefined, ...(undo ? {} : { reason: "the undo journal was turned off (CONVEYOR_UNDO_JOURNAL=0)" }) } : { journal: false, reason: refusal };
   const downloads: Array<Promise<unknown>> = [];
-  // A debug run's copy of each file it read, searched first for the run's secrets: made while the pass reads the
-  // file, not before (a 380 MB feed's search held its first-load and nightly debug runs back 0.3 to 0.6 s).
+  // A debug run's copy of each file it read, searched for the run's secrets as the file is hashed: made while the
+  // pass reads the file, not before (a 380 MB feed's search held its first-load and nightly debug runs back 0.3 to 0.6 s).
   const copies: Array<Promise<void>> = [];
   let copyFailure: { reason: unknown } | null = null;
   let guard: GuardTrip | null = null;
@@ -56,8 +56,9 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
         for (const f of fetched) {
           const entry: RunFile = { name: f.remote.name, size: f.size, sha256: "", modified: f.remote.modified ? f.remote.modified.toISOString() : null };
           recorder.addFile(entry);
-          hashes.push(f.sha256.then((sha256) => (entry.sha256 = sha256)));
-          const copy = ctx.debug.addSource(f.localPath, f.remote.name);
+          hashes.push(f.digest.then(({ sha256 }) => (entry.sha256 = sha256)));
+          // The digest's search for secrets stands for the copy's; without it (a failed read) the copy searches itself.
+          const copy = f.digest.then(({ secrets }) => secrets, () => undefined).then((searched) => ctx.debug.addSource(f.localPath, f.remote.name, searched));
           // Seen by the finally below; until then a failed copy must not count as unhandled.
           copy.catch(() => undefined);
           copies.push(copy);

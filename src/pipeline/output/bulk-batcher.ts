@@ -8,6 +8,7 @@
  */
 
 import path from "node:path";
+import { searchSecrets, type SecretSearch } from "../secret-search.js";
 import { ByteSink } from "./byte-sink.js";
 import { csvCell } from "./csv-cell.js";
 import type { OpRow } from "./op-rows.js";
@@ -21,6 +22,19 @@ export interface BulkFile {
   columns: string[];
   /** Data rows written. */
   rows: number;
+  /** The search for the run's secrets made as the file was sealed (`searchSecrets`), which a debug run's copy of it can stand on. */
+  searched?: SecretSearch;
+}
+
+export interface BulkBatcherOptions {
+  /** ByteSink's `blocking`: on the writer thread. */
+  blocking?: boolean;
+  /**
+   * Search each file for the run's secrets as it is sealed: on the writer
+   * thread, where a debug run's copy would otherwise have each file read
+   * again on the main thread at the end of its plan.
+   */
+  searchSealed?: boolean;
 }
 
 /** The service action of an operation's bulk file row; null for an operation no bulk file carries. */
@@ -65,8 +79,7 @@ export class BulkBatcher {
     private readonly folder: string,
     private readonly identifierField: string,
     private readonly bulkRows: number,
-    /** ByteSink's `blocking`: on the writer thread. */
-    private readonly blocking = false,
+    private readonly options: BulkBatcherOptions = {},
   ) {}
 
   /**
@@ -118,13 +131,14 @@ export class BulkBatcher {
     this.count += 1;
     const name = `bulk-${this.count}.csv`;
     const file: BulkFile = { name, path: path.join(this.folder, name), action, columns, rows: 0 };
-    const sink = await ByteSink.open(file.path, { size: BUFFER_BYTES, blocking: this.blocking });
+    const sink = await ByteSink.open(file.path, { size: BUFFER_BYTES, blocking: this.options.blocking ?? false });
     await sink.write(csvLine(["action", this.identifierField, ...columns]));
     return { file, sink };
   }
 
   private async seal(group: OpenGroup): Promise<void> {
     await group.sink.close();
+    if (this.options.searchSealed) group.file.searched = await searchSecrets(group.file.path);
     this.done.push(group.file);
   }
 

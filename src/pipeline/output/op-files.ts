@@ -24,6 +24,8 @@ export interface OpFilesOptions {
   bulkRows: number;
   /** plan.csv, or null when no plan is written (a live run). */
   planPath: string | null;
+  /** Whether the run keeps a copy of each bulk file (a debug run): each is then searched for secrets as it is sealed. */
+  keptCopies?: boolean;
 }
 
 export interface OpFilesResult {
@@ -131,7 +133,7 @@ export class OpFiles {
     /** The length of plan.csv before this pass: where a discarded plan is cut back to. */
     private readonly planStart: number,
   ) {
-    this.batcher = new BulkBatcher(o.bulkFolder, o.identifierField, o.bulkRows, true);
+    this.batcher = new BulkBatcher(o.bulkFolder, o.identifierField, o.bulkRows, { blocking: true, searchSealed: o.keptCopies ?? false });
   }
 
   static async open(o: OpFilesOptions): Promise<OpFiles> {

@@ -9,7 +9,7 @@ import { csvCell } from "../../../src/pipeline/output/csv-cell.js";
 import { DebugFiles } from "../../../src/pipeline/debug-files.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
 import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
-import { hasSecret, MASK, registerSecret } from "../../../src/secrets.js";
+import { hasSecret, MASK, registerSecret, secretCount } from "../../../src/secrets.js";
 
 /** The files a run writes per record: plan.csv lines, bulk file groups, and the byte sink under both. */
 const folder = (): string => mkdtempSync(path.join(os.tmpdir(), "conveyor-plan-files-"));
@@ -92,5 +92,22 @@ describe("BulkBatcher", () => {
       { action: "add", columns: ["title"], ids: ["7"] },
     ]);
     expect(readFileSync(files[1]?.path ?? "", "utf8")).toBe("action,guid,price,title\r\nadd,3,3,c\r\n");
+  });
+
+  it("searches each file for the run's secrets as it seals it, when asked to", async () => {
+    const secret = "sealed-secret-5151";
+    registerSecret(secret);
+    const dir = folder();
+    const batcher = new BulkBatcher(dir, "guid", 2, { searchSealed: true });
+    const ops = [create("1", { title: "a" }), create("2", { title: `x${secret}y` }), create("3", { title: "c" })];
+    for (const op of ops) await batcher.add(opRow(op), op.changes.map((c) => csvCell(c.after)));
+    const files = await batcher.finish();
+    expect(files.map((f) => f.searched)).toEqual([
+      { secrets: secretCount(), found: true },
+      { secrets: secretCount(), found: false },
+    ]);
+    const unsearched = new BulkBatcher(folder(), "guid", 2);
+    await unsearched.add(opRow(create("4", { title: secret })), [secret]);
+    expect((await unsearched.finish())[0]?.searched).toBeUndefined();
   });
 });
