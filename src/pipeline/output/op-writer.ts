@@ -7,7 +7,11 @@
  * behind, so memory stays bounded whatever the feed's size.
  *
  * The thread starts once THREAD_FROM_OPS writes are planned; the pages
- * before are held here and go first. A pass that plans fewer (a small feed,
+ * before are held here and go first. A pass whose first page of writes
+ * comes densely has the thread started then, ahead of that count, so that
+ * the thread is up by the time the held pages go: started at the count, the
+ * planner stood idle while it started, on a machine whose two cores the
+ * pass's other threads kept busy too. A pass that plans fewer (a small feed,
  * or a nightly feed that barely changed) is written in this process when it
  * finishes: starting a thread costs more than writing those lines, a small
  * ad hoc run waited for it, and the thread's own heap was most of what a
@@ -61,6 +65,10 @@ export class OpWriter {
   private secretsSent = 0;
   private closed = false;
   private channel: Channel | null = null;
+  /** The thread started ahead of THREAD_FROM_OPS, not yet the channel. */
+  private ahead: Channel | null = null;
+  /** Pages let be in flight: more than MAX_IN_FLIGHT when the held pages went at once (open). */
+  private limit = MAX_IN_FLIGHT;
   /** Full pages held until the pass has planned enough writes to start the thread, or finishes without. */
   private held: PageMessage[] = [];
   private threadAlive = false;
@@ -124,6 +132,7 @@ export class OpWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.ahead?.close();
     await this.channel?.close();
     this.fail(new ConveyorError("internal", "The bulk file writer is closed"));
   }
@@ -133,8 +142,18 @@ export class OpWriter {
    * unless those writes are sparse among the rows read; the last page of a small pass stays here.
    */
   private open(full: boolean): Channel {
-    this.channel ??= full && THREAD_FROM_OPS >= THREAD_FROM_SHARE * this.rowsRead ? this.startThread() : this.inProcess();
+    if (this.channel) return this.channel;
+    const threaded = full && this.dense(THREAD_FROM_OPS);
+    this.channel = threaded ? (this.ahead ?? this.startThread()) : this.inProcess();
+    // Not awaited: a small pass would wait for a thread it never used to stop.
+    if (!threaded) this.ahead?.close().catch(() => undefined);
+    this.ahead = null;
     return this.channel;
+  }
+
+  /** Whether `writes` are not a small share of the rows read: sparse writes cost the planner less than a thread's heap. */
+  private dense(writes: number): boolean {
+    return writes >= THREAD_FROM_SHARE * this.rowsRead;
   }
 
   private startThread(): Channel {
@@ -142,17 +161,19 @@ export class OpWriter {
     this.secretsSent = data.secrets.length;
     const thread: Worker = startThread("op-writer-thread", import.meta.url, data);
     this.threadAlive = true;
+    let stopped = false;
     thread.on("message", (msg: FromThread) => this.receive(msg));
     thread.on("error", (err) => this.fail(new ConveyorError("internal", `The thread writing the bulk files failed: ${err.message}`, { cause: err })));
     thread.on("exit", (code) => {
-      if (!this.closed) this.fail(new ConveyorError("internal", `The thread writing the bulk files stopped (exit code ${code})`));
+      if (!stopped && !this.closed) this.fail(new ConveyorError("internal", `The thread writing the bulk files stopped (exit code ${code})`));
     });
     return {
       threaded: true,
       post: (msg) => thread.postMessage(msg),
       close: async () => {
-        await thread.terminate();
+        stopped = true;
         this.threadAlive = false;
+        await thread.terminate();
       },
     };
   }
@@ -172,10 +193,17 @@ export class OpWriter {
       // it would keep alive: a nightly run whose few changes were spread over the feed held most of the file.
       this.held.push({ type: "page", page: hold ? { ...page, text: ownCopy(page.text) } : page });
     }
-    if (hold) return undefined;
+    if (hold) {
+      if (!this.ahead && this.dense(this.held.length * PAGE_OPS)) this.ahead = this.startThread();
+      return undefined;
+    }
+    const opened = !this.channel;
     const channel = this.open(full);
     const pages = this.held;
     this.held = [];
+    // The planner goes on while the thread works off the held pages: stopped until they were down to MAX_IN_FLIGHT, it
+    // stood idle as long as the thread took to write them. They are at most THREAD_FROM_OPS writes.
+    if (opened && channel.threaded) this.limit = Math.max(MAX_IN_FLIGHT, pages.length);
     for (const page of pages) this.post(channel, page);
     return this.belowLimit();
   }
@@ -190,9 +218,9 @@ export class OpWriter {
     this.inFlight++;
   }
 
-  /** Settles once fewer than MAX_IN_FLIGHT pages wait to be written; undefined when that is so already. */
+  /** Settles once fewer than `limit` pages wait to be written; undefined when that is so already. */
   private belowLimit(): Promise<void> | undefined {
-    if (this.inFlight < MAX_IN_FLIGHT) return undefined;
+    if (this.inFlight < this.limit) return undefined;
     // Each written page wakes one waiter: held pages sent at once take several to drain.
     return new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject })).then(() => this.belowLimit());
   }

@@ -186,12 +186,39 @@ describe("OpWriter", () => {
     expect(readFileSync(path.join(dir, "bulk", "bulk-1.csv"), "utf8")).toBe("action,guid,title\r\nadd,A1,again\r\n");
   });
 
+  it("starts the thread ahead for a pass dense from its first page, and writes on that thread", async () => {
+    const planned = ops(THREADED);
+    const [inProcess, threaded] = [folder(), folder()];
+    for (const dir of [inProcess, threaded]) mkdirSync(path.join(dir, "bulk"));
+    const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 700, planPath: path.join(dir, "plan.csv") });
+    const local = await OpFiles.open(options(inProcess));
+    for (const op of planned) await local.add(opRow(op));
+    await local.finish();
+    const writer = OpWriter.open(options(threaded));
+    try {
+      const first = planned.slice(0, 1000);
+      for (const op of first) await writer.add(op);
+      // Two pages held, far below THREAD_FROM_OPS: the thread runs, the pages wait for the count.
+      expect(writer.threadRunning).toBe(true);
+      expect(writer.threaded).toBe(false);
+      for (const op of planned.slice(first.length)) await writer.add(op);
+      await writer.finish();
+      expect(writer.threaded).toBe(true);
+      expect(writer.threadRunning).toBe(false);
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
+    expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+  });
+
   it.each([
-    ["fewer writes than a page", 120, 0],
-    ["many pages, too few to start the thread", THREAD_FROM_OPS - 700, 0],
+    ["fewer writes than a page", 120, 0, false],
+    // Dense from its first page, it has the thread started ahead, and stopped unused at the end.
+    ["many pages, too few to use the thread", THREAD_FROM_OPS - 700, 0, true],
     // A nightly diff run of a large feed: its writes pass THREAD_FROM_OPS, a small share of the rows it has read.
-    ["sparse writes past the thread's count", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1],
-  ])("writes a pass of %s in process, the same bytes, without a thread", async (_name, count, rowsRead) => {
+    ["sparse writes past the thread's count", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1, false],
+  ])("writes a pass of %s in process, the same bytes", async (_name, count, rowsRead, ahead) => {
     const planned = ops(count);
     const [inProcess, small] = [folder(), folder()];
     for (const dir of [inProcess, small]) mkdirSync(path.join(dir, "bulk"));
@@ -203,9 +230,10 @@ describe("OpWriter", () => {
     writer.noteRows(rowsRead);
     try {
       for (const op of planned) await writer.add(op);
-      expect(writer.threadRunning).toBe(false);
+      expect(writer.threadRunning).toBe(ahead);
       const result = await writer.finish();
       expect(writer.threaded).toBe(false);
+      expect(writer.threadRunning).toBe(false);
       expect(result.files.map((f) => [f.name, f.action, f.columns, f.rows])).toEqual(expected.files.map((f) => [f.name, f.action, f.columns, f.rows]));
     } finally {
       await writer.close();
