@@ -67,7 +67,7 @@ export class OpWriter {
   private channel: Channel | null = null;
   /** The thread started ahead of THREAD_FROM_OPS, not yet the channel. */
   private ahead: Channel | null = null;
-  /** Pages let be in flight: more than MAX_IN_FLIGHT when the held pages went at once (open). */
+  /** Pages let be in flight: more than MAX_IN_FLIGHT from when the held pages went at once until the thread caught up. */
   private limit = MAX_IN_FLIGHT;
   /** Full pages held until the pass has planned enough writes to start the thread, or finishes without. */
   private held: PageMessage[] = [];
@@ -202,7 +202,8 @@ export class OpWriter {
     const pages = this.held;
     this.held = [];
     // The planner goes on while the thread works off the held pages: stopped until they were down to MAX_IN_FLIGHT, it
-    // stood idle as long as the thread took to write them. They are at most THREAD_FROM_OPS writes.
+    // stood idle as long as the thread took to write them. They are at most THREAD_FROM_OPS writes, and the limit
+    // comes back down once the thread has caught up (receive).
     if (opened && channel.threaded) this.limit = Math.max(MAX_IN_FLIGHT, pages.length);
     for (const page of pages) this.post(channel, page);
     return this.belowLimit();
@@ -237,6 +238,8 @@ export class OpWriter {
   private receive(msg: FromThread): void {
     if (msg.type === "done") {
       this.inFlight--;
+      // Caught up with the held pages: from here on the thread holds no more than it would have.
+      if (this.inFlight < MAX_IN_FLIGHT) this.limit = MAX_IN_FLIGHT;
       this.waiting.shift()?.resolve();
     } else if (msg.type === "failed") {
       this.fail(new ConveyorError("internal", `Writing the bulk files failed: ${msg.message}`));
