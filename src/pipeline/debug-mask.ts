@@ -64,7 +64,7 @@ async function copyMasked(from: string, to: string, forms: readonly string[], ov
     };
     // A window is written once the next read shows whether it was the last.
     let held: string | null = null;
-    for await (const window of windows(from, overlap)) {
+    for await (const { window } of windows(from, overlap)) {
       if (held !== null) await write(held, false);
       held = window.toString("latin1");
     }

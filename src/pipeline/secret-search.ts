@@ -9,6 +9,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
 import { borrowReadBuffer, READ_BUFFER_BYTES, returnReadBuffer } from "../read-buffers.js";
 import { secretCount, secretValues } from "../secrets.js";
@@ -37,10 +38,11 @@ export function formsOverlap(forms: readonly string[]): number {
 /**
  * The file through one lent buffer, a chunk at a time, each window beginning
  * with the last `overlap` bytes of the one before, so that a secret cut by a
- * chunk's edge is seen whole. A window is a view of that buffer, good until
- * the next is asked for (read-buffers.ts says why not a read stream).
+ * chunk's edge is seen whole; `fresh` is where the bytes not seen before
+ * begin. A window is a view of that buffer, good until the next is asked for
+ * (read-buffers.ts says why not a read stream).
  */
-export async function* windows(file: string, overlap: number): AsyncGenerator<Buffer> {
+export async function* windows(file: string, overlap: number): AsyncGenerator<{ window: Buffer; fresh: number }> {
   const handle = await open(file, "r");
   const buffer = overlap < READ_BUFFER_BYTES / 2 ? borrowReadBuffer() : Buffer.allocUnsafe(overlap + READ_BUFFER_BYTES);
   const chunk = buffer.length - overlap;
@@ -50,7 +52,7 @@ export async function* windows(file: string, overlap: number): AsyncGenerator<Bu
       const { bytesRead } = await handle.read(buffer, kept, chunk, null);
       if (bytesRead === 0) return;
       const window = buffer.subarray(0, kept + bytesRead);
-      yield window;
+      yield { window, fresh: kept };
       kept = Math.min(overlap, window.length);
       buffer.copyWithin(0, window.length - kept, window.length);
     }
@@ -64,8 +66,24 @@ export async function* windows(file: string, overlap: number): AsyncGenerator<Bu
 export async function holdsForm(file: string, forms: readonly string[]): Promise<boolean> {
   if (forms.length === 0) return false;
   const needles = forms.map((form) => Buffer.from(form, "latin1"));
-  for await (const window of windows(file, formsOverlap(forms))) if (needles.some((n) => window.includes(n))) return true;
+  for await (const { window } of windows(file, formsOverlap(forms))) if (needles.some((n) => window.includes(n))) return true;
   return false;
+}
+
+/**
+ * The file's SHA-256 and whether it holds one of the forms, in one read: a
+ * thread that read it twice, side by side, lived on into the busiest part of
+ * a large run with a heap of its own.
+ */
+export async function hashAndSearch(file: string, forms: readonly string[]): Promise<{ sha256: string; found: boolean }> {
+  const hash = createHash("sha256");
+  const needles = forms.map((form) => Buffer.from(form, "latin1"));
+  let found = false;
+  for await (const { window, fresh } of windows(file, formsOverlap(forms))) {
+    hash.update(window.subarray(fresh));
+    if (!found && needles.some((n) => window.includes(n))) found = true;
+  }
+  return { sha256: hash.digest("hex"), found };
 }
 
 /** What a search found, and of how many registered secrets: a later search for more of them must look again. */

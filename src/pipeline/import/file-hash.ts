@@ -2,7 +2,7 @@
  * What a run learns of a downloaded file by reading it whole: its SHA-256,
  * for the run record, and whether it holds one of the run's secrets, for a
  * debug run's copy of it (debug-mask.ts). A large file is read on a thread
- * of its own, both at once: the main thread, which reads, maps and plans the
+ * of its own, for both in one read: the main thread, which reads, maps and plans the
  * file meanwhile, is the one a run waits for, and a second thread for the
  * search competed with it, and with the writer thread's start, for the same
  * two cores. Starting a thread costs more than reading a small file, which
@@ -13,10 +13,9 @@
 
 import { stat } from "node:fs/promises";
 import { ConveyorError } from "../../errors.js";
-import { fileSha256 } from "../../file-sha256.js";
 import { secretCount } from "../../secrets.js";
 import { threadAnswer } from "../../thread.js";
-import { holdsForm, secretForms, type SecretSearch } from "../secret-search.js";
+import { hashAndSearch, secretForms, type SecretSearch } from "../secret-search.js";
 
 const THREAD_FROM_BYTES = 16 << 20;
 
@@ -37,11 +36,8 @@ export async function downloadedDigest(file: string): Promise<FileDigest> {
   const secrets = secretCount();
   const forms = secretForms();
   try {
-    if ((await stat(file)).size < THREAD_FROM_BYTES) {
-      const [sha256, found] = await Promise.all([fileSha256(file), holdsForm(file, forms)]);
-      return { sha256, secrets: { secrets, found } };
-    }
-    const { sha256, found } = await threadAnswer("hash-thread", import.meta.url, { file, forms }, threadDigest);
+    const small = (await stat(file)).size < THREAD_FROM_BYTES;
+    const { sha256, found } = small ? await hashAndSearch(file, forms) : await threadAnswer("hash-thread", import.meta.url, { file, forms }, threadDigest);
     return { sha256, secrets: { secrets, found } };
   } catch (err) {
     throw new ConveyorError("internal", `Hashing ${file} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
