@@ -67,8 +67,6 @@ export class OpWriter {
   private channel: Channel | null = null;
   /** The thread started ahead of THREAD_FROM_OPS, not yet the channel. */
   private ahead: Channel | null = null;
-  /** Pages let be in flight: more than MAX_IN_FLIGHT from when the held pages went at once until the thread caught up. */
-  private limit = MAX_IN_FLIGHT;
   /** Full pages held until the pass has planned enough writes to start the thread, or finishes without. */
   private held: PageMessage[] = [];
   private threadAlive = false;
@@ -197,14 +195,9 @@ export class OpWriter {
       if (!this.ahead && this.dense(this.held.length * PAGE_OPS)) this.ahead = this.startThread();
       return undefined;
     }
-    const opened = !this.channel;
     const channel = this.open(full);
     const pages = this.held;
     this.held = [];
-    // The planner goes on while the thread works off the held pages: stopped until they were down to MAX_IN_FLIGHT, it
-    // stood idle as long as the thread took to write them. They are at most THREAD_FROM_OPS writes, and the limit
-    // comes back down once the thread has caught up (receive).
-    if (opened && channel.threaded) this.limit = Math.max(MAX_IN_FLIGHT, pages.length);
     for (const page of pages) this.post(channel, page);
     return this.belowLimit();
   }
@@ -219,9 +212,9 @@ export class OpWriter {
     this.inFlight++;
   }
 
-  /** Settles once fewer than `limit` pages wait to be written; undefined when that is so already. */
+  /** Settles once fewer than MAX_IN_FLIGHT pages wait to be written; undefined when that is so already. */
   private belowLimit(): Promise<void> | undefined {
-    if (this.inFlight < this.limit) return undefined;
+    if (this.inFlight < MAX_IN_FLIGHT) return undefined;
     // Each written page wakes one waiter: held pages sent at once take several to drain.
     return new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject })).then(() => this.belowLimit());
   }
@@ -238,8 +231,6 @@ export class OpWriter {
   private receive(msg: FromThread): void {
     if (msg.type === "done") {
       this.inFlight--;
-      // Caught up with the held pages: from here on the thread holds no more than it would have.
-      if (this.inFlight < MAX_IN_FLIGHT) this.limit = MAX_IN_FLIGHT;
       this.waiting.shift()?.resolve();
     } else if (msg.type === "failed") {
       this.fail(new ConveyorError("internal", `Writing the bulk files failed: ${msg.message}`));
