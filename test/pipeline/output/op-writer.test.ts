@@ -5,7 +5,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { ConveyorError } from "../../../src/errors.js";
-import { OpFiles } from "../../../src/pipeline/output/op-files.js";
+import { OpFiles, type OpFilesOptions, type OpFilesResult } from "../../../src/pipeline/output/op-files.js";
 import { OpPageDecoder, OpPageEncoder } from "../../../src/pipeline/output/op-pages.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
 import { OpWriter, THREAD_FROM_OPS, THREAD_FROM_SHARE } from "../../../src/pipeline/output/op-writer.js";
@@ -125,16 +125,20 @@ describe("OpFiles", () => {
   });
 });
 
+/** The operations written in process into one folder, and the options of another for the writer under test. */
+async function inProcessFirst(planned: readonly PlannedOp[]): Promise<{ inProcess: string; threaded: string; options: (dir: string) => OpFilesOptions; expected: OpFilesResult }> {
+  const [inProcess, threaded] = [folder(), folder()];
+  for (const dir of [inProcess, threaded]) mkdirSync(path.join(dir, "bulk"));
+  const options = (dir: string): OpFilesOptions => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 700, planPath: path.join(dir, "plan.csv") });
+  const local = await OpFiles.open(options(inProcess));
+  for (const op of planned) await local.add(opRow(op));
+  return { inProcess, threaded, options, expected: await local.finish() };
+}
+
 describe("OpWriter", () => {
   it("writes on its thread the very bytes the files are written with in process", async () => {
     const planned = ops(THREADED);
-    const [inProcess, threaded] = [folder(), folder()];
-    for (const dir of [inProcess, threaded]) mkdirSync(path.join(dir, "bulk"));
-    const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 700, planPath: path.join(dir, "plan.csv") });
-
-    const local = await OpFiles.open(options(inProcess));
-    for (const op of planned) await local.add(opRow(op));
-    const expected = await local.finish();
+    const { inProcess, threaded, options, expected } = await inProcessFirst(planned);
 
     const writer = OpWriter.open(options(threaded));
     // Every row read planned a write: the thread pays.
@@ -188,12 +192,7 @@ describe("OpWriter", () => {
 
   it("starts the thread ahead for a pass dense from its first page, and writes on that thread", async () => {
     const planned = ops(THREADED);
-    const [inProcess, threaded] = [folder(), folder()];
-    for (const dir of [inProcess, threaded]) mkdirSync(path.join(dir, "bulk"));
-    const options = (dir: string) => ({ bulkFolder: path.join(dir, "bulk"), identifierField: "guid", bulkRows: 700, planPath: path.join(dir, "plan.csv") });
-    const local = await OpFiles.open(options(inProcess));
-    for (const op of planned) await local.add(opRow(op));
-    await local.finish();
+    const { inProcess, threaded, options } = await inProcessFirst(planned);
     const writer = OpWriter.open(options(threaded));
     try {
       const first = planned.slice(0, 1000);
