@@ -2,9 +2,10 @@
  * Whether a file holds one of the run's secrets, in any form a file could
  * carry it in, found by searching its bytes. A debug run's copy of a file is
  * linked when the search finds none and masked when it finds one
- * (debug-mask.ts). This module imports only read-buffers.ts and secrets.ts:
- * the writer thread searches each bulk file it seals, and a large file is
- * searched on a thread of its own.
+ * (debug-mask.ts). This module imports only read-buffers.ts and secrets.ts,
+ * for the threads that search: the hash thread searches a downloaded file in
+ * the read that hashes it, the writer thread each bulk file it seals, and
+ * any other large file is searched on a thread of its own.
  *
  * @module
  */

@@ -21,7 +21,8 @@ const THREAD_FROM_BYTES = 16 << 20;
 
 export interface FileDigest {
   sha256: string;
-  secrets: SecretSearch;
+  /** The search of the same read for the run's secrets. */
+  searched: SecretSearch;
 }
 
 /** What the thread answers: `{ sha256, found }`. */
@@ -38,7 +39,7 @@ export async function downloadedDigest(file: string): Promise<FileDigest> {
   try {
     const small = (await stat(file)).size < THREAD_FROM_BYTES;
     const { sha256, found } = small ? await hashAndSearch(file, forms) : await threadAnswer("hash-thread", import.meta.url, { file, forms }, threadDigest);
-    return { sha256, secrets: { secrets, found } };
+    return { sha256, searched: { secrets, found } };
   } catch (err) {
     throw new ConveyorError("internal", `Hashing ${file} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }

@@ -58,7 +58,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
           recorder.addFile(entry);
           hashes.push(f.digest.then(({ sha256 }) => (entry.sha256 = sha256)));
           // The digest's search for secrets stands for the copy's; without it (a failed read) the copy searches itself.
-          const copy = f.digest.then(({ secrets }) => secrets, () => undefined).then((searched) => ctx.debug.addSource(f.localPath, f.remote.name, searched));
+          const copy = f.digest.then(({ searched }) => searched, () => undefined).then((searched) => ctx.debug.addSource(f.localPath, f.remote.name, searched));
           // Seen by the finally below; until then a failed copy must not count as unhandled.
           copy.catch(() => undefined);
           copies.push(copy);

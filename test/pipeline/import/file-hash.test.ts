@@ -38,18 +38,18 @@ describe("downloadedDigest", () => {
     const secret = "digest-secret-7373";
     registerSecret(secret);
     const small = await fileOf("small-secret.csv", Buffer.from(`sku;note\nA-1;${secret}\n`));
-    expect((await downloadedDigest(small.file)).secrets).toEqual({ secrets: secretCount(), found: true });
+    expect((await downloadedDigest(small.file)).searched).toEqual({ secrets: secretCount(), found: true });
     // Past the threshold, with the secret cut by the reader's 1 MB chunk edge and the JSON form of another at the end.
     const quoted = 'digest"quoted-7474';
     registerSecret(quoted);
     const large = Buffer.concat([Buffer.alloc(2 ** 20 - 4, "x"), Buffer.from(secret), Buffer.alloc(16 * 2 ** 20, "y")]);
     const largeFile = await fileOf("large-secret.csv", large);
     // Read once for both: the bytes each window repeats of the one before are hashed once.
-    expect(await downloadedDigest(largeFile.file)).toEqual({ sha256: largeFile.expected, secrets: { secrets: secretCount(), found: true } });
+    expect(await downloadedDigest(largeFile.file)).toEqual({ sha256: largeFile.expected, searched: { secrets: secretCount(), found: true } });
     const jsonForm = Buffer.concat([Buffer.alloc(17 * 2 ** 20, "z"), Buffer.from(JSON.stringify(quoted).slice(1, -1))]);
-    expect((await downloadedDigest((await fileOf("large-json.json", jsonForm)).file)).secrets.found).toBe(true);
+    expect((await downloadedDigest((await fileOf("large-json.json", jsonForm)).file)).searched.found).toBe(true);
     const clean = await fileOf("large-clean.csv", Buffer.alloc(17 * 2 ** 20, "w"));
-    expect(await downloadedDigest(clean.file)).toEqual({ sha256: clean.expected, secrets: { secrets: secretCount(), found: false } });
+    expect(await downloadedDigest(clean.file)).toEqual({ sha256: clean.expected, searched: { secrets: secretCount(), found: false } });
   });
 
   it("names the file it could not hash", async () => {

@@ -20,7 +20,7 @@ import { addCounts, emptyCounts, type RunCounts, type RunRecord, type StateStore
 const dir = mkdtempSync(path.join(tmpdir(), "conveyor-driver-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const FILE = { remote: { name: "feed.csv", path: "feed.csv", size: 1, modified: null }, localPath: path.join(dir, "feed.csv"), size: 1, digest: Promise.resolve({ sha256: "", secrets: { secrets: 0, found: false } }) } satisfies FetchedFile;
+const FILE = { remote: { name: "feed.csv", path: "feed.csv", size: 1, modified: null }, localPath: path.join(dir, "feed.csv"), size: 1, digest: Promise.resolve({ sha256: "", searched: { secrets: 0, found: false } }) } satisfies FetchedFile;
 
 function counts(partial: Partial<RunCounts>): RunCounts {
   return { ...emptyCounts(), ...partial };
