@@ -41,7 +41,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
   if (live) recorder.record.undo = refusal === null ? { journal: undo !== undefined, ...(undo ? {} : { reason: "the undo journal was turned off (CONVEYOR_UNDO_JOURNAL=0)" }) } : { journal: false, reason: refusal };
   const downloads: Array<Promise<unknown>> = [];
   // A debug run's copy of each file it read, searched for the run's secrets as the file is hashed: made while the
-  // pass reads the file, not before (a 380 MB feed's search held its first-load and nightly debug runs back 0.3 to 0.6 s).
+  // pass reads the file, not before, since a large feed's search held the first row back (figures in the README).
   const copies: Array<Promise<void>> = [];
   let copyFailure: { reason: unknown } | null = null;
   let guard: GuardTrip | null = null;
