@@ -111,16 +111,27 @@ function placeholderProblems(raw: Record<string, unknown>): Problem[] {
   const allowed = `parameters: ${names.size ? [...names].join(", ") : "(none defined)"}; run-time tokens: ${RUN_TOKENS.map((t) => `{{${t}}}`).join(", ")}`;
   const type = isRecord(raw.connection) ? raw.connection.type : undefined;
   walkStrings(raw, [], (text, path) => {
+    // Each unknown placeholder once per string, and at most a few: a string of thousands of them under a long key
+    // made one problem each, every one carrying the key, and their text outgrew what a string can hold.
+    const unknown = new Map<string, string>();
     for (const ref of findPlaceholders(text, isTwigTemplatePath(path))) {
       if (names.has(ref.name)) continue;
       if (ref.spelling === "brace" && (isRunToken(ref.name) || isRecordTemplatePath(path))) continue;
       // Filled by the connector at request time; its spec's rules say where they may stand.
       if (ref.spelling === "brace" && path[0] === "connection" && isRuntimePlaceholder(type, ref.name)) continue;
-      problems.push({ path: formatPath(path), message: `${ref.raw} names no parameter${ref.spelling === "brace" ? " and no run-time token" : ""}`, allowed });
+      unknown.set(ref.raw, `${ref.raw} names no parameter${ref.spelling === "brace" ? " and no run-time token" : ""}`);
     }
+    if (unknown.size === 0) return;
+    const at = formatPath(path);
+    const listed = [...unknown.values()];
+    for (const message of listed.slice(0, PLACEHOLDER_PROBLEMS)) problems.push({ path: at, message, allowed });
+    if (listed.length > PLACEHOLDER_PROBLEMS) problems.push({ path: at, message: `and ${listed.length - PLACEHOLDER_PROBLEMS} more placeholders that name no parameter`, allowed });
   });
   return problems;
 }
+
+/** Unknown placeholders reported one by one per string; the rest are counted in one more problem. */
+const PLACEHOLDER_PROBLEMS = 5;
 
 /** Validates and normalizes a definition; every problem is reported, each with its field path. */
 export function parseAutomation(raw: unknown): { ok: true; automation: Automation } | { ok: false; problems: Problem[] } {

@@ -213,4 +213,15 @@ describe("all problems at once", () => {
   it("refuses what is not an object", () => {
     expect(problemsOf([1, 2])[0]?.message).toMatch(/JSON object/);
   });
+
+  it("reports each unknown placeholder of a string once, and counts past the first five", () => {
+    const d = productImport();
+    conn(d).path = `/${"<<x>>".repeat(20_000)}`;
+    // A fuzzed key of thousands of placeholders, under which each problem carried the key: their text outgrew a string.
+    (d as Record<string, unknown>)["<<x>>".repeat(20_000)] = "<<x>>".repeat(20_000);
+    expect(problemsOf(d).filter((p) => p.path === "connection.path").map((p) => p.message)).toEqual(["<<x>> names no parameter"]);
+    conn(d).path = "/<<a>><<b>><<c>><<d>><<e>><<f>><<g>><<a>>";
+    const messages = problemsOf(d).filter((p) => p.path === "connection.path").map((p) => p.message);
+    expect(messages).toEqual([...["a", "b", "c", "d", "e"].map((n) => `<<${n}>> names no parameter`), "and 2 more placeholders that name no parameter"]);
+  });
 });

@@ -117,6 +117,15 @@ describe("fuzz: daemon API bodies and queries", () => {
     expect(tally.failures.slice(before)).toEqual([]);
   });
 
+  it("answers a key and a value of thousands of placeholders below 500", async () => {
+    // Found by the fuzz: each placeholder was a problem carrying the key, and their text outgrew a string.
+    const many = "<<x>>".repeat(20_000);
+    for (const body of [{ [many]: many }, { connection: { type: "sftp", host: many, path: many } }]) {
+      const res = await t.request("PATCH", `/v3/automations/custom/${customId}`, body);
+      expect(res.status).toBe(400);
+    }
+  });
+
   it("is still up and serving after the fuzz", async () => {
     const res = await t.request("GET", "/v3/automations/custom");
     expect(res.status).toBe(200);
