@@ -107,7 +107,8 @@ async function waitUntilStable(connector: Connector, file: RemoteFile, options: 
 }
 
 /** Downloads into `folder`, with the size of what arrived; its SHA-256 follows. */
-export async function downloadFiles(connector: Pick<Connector, "download">, files: readonly RemoteFile[], folder: string): Promise<FetchedFile[]> {
+/** `searchSecrets`: each file is also searched for the run's secrets as it is hashed, for a debug run's copy of it. */
+export async function downloadFiles(connector: Pick<Connector, "download">, files: readonly RemoteFile[], folder: string, searchSecrets: boolean): Promise<FetchedFile[]> {
   await mkdir(folder, { recursive: true });
   const out: FetchedFile[] = [];
   for (const [i, remote] of files.entries()) {
@@ -120,7 +121,7 @@ export async function downloadFiles(connector: Pick<Connector, "download">, file
         hint: "The file may still be uploading or the transfer was cut; the next run tries again.",
       });
     }
-    const digest = downloadedDigest(localPath);
+    const digest = downloadedDigest(localPath, searchSecrets);
     // Whoever records the file awaits the digest; a run that stops before then must not leave it unhandled.
     digest.catch(() => undefined);
     out.push({ remote, localPath, size, digest });

@@ -21,8 +21,8 @@ const THREAD_FROM_BYTES = 16 << 20;
 
 export interface FileDigest {
   sha256: string;
-  /** The search of the same read for the run's secrets. */
-  searched: SecretSearch;
+  /** The search of the same read for the run's secrets, when asked for (a debug run keeps a copy of the file). */
+  searched?: SecretSearch;
 }
 
 /** What the thread answers: `{ sha256, found }`. */
@@ -32,14 +32,15 @@ function threadDigest(value: unknown): { sha256: string; found: boolean } | unde
   return typeof sha256 === "string" && typeof found === "boolean" ? { sha256, found } : undefined;
 }
 
-export async function downloadedDigest(file: string): Promise<FileDigest> {
+/** `search`: also search the file for the run's secrets; a live run keeps no copy, and the search would be wasted. */
+export async function downloadedDigest(file: string, search: boolean): Promise<FileDigest> {
   // Counted with the forms: a secret registered later has the debug copy search the file again.
   const secrets = secretCount();
-  const forms = secretForms();
+  const forms = search ? secretForms() : [];
   try {
     const small = (await stat(file)).size < THREAD_FROM_BYTES;
     const { sha256, found } = small ? await hashAndSearch(file, forms) : await threadAnswer("hash-thread", import.meta.url, { file, forms }, threadDigest);
-    return { sha256, searched: { secrets, found } };
+    return search ? { sha256, searched: { secrets, found } } : { sha256 };
   } catch (err) {
     throw new ConveyorError("internal", `Hashing ${file} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }

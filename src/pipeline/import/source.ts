@@ -32,7 +32,7 @@ export async function openImportSource(ctx: RunContext): Promise<ImportSource> {
     checkLocalFiles(ctx.automation.file_configs, listing);
     return {
       choose: async (config) => localFilesFor(config, listing),
-      download: (index, files) => downloadFiles({ download: copyLocalFile }, files, downloadFolder(ctx, index)),
+      download: (index, files) => downloadFiles({ download: copyLocalFile }, files, downloadFolder(ctx, index), ctx.debug.full),
       finish: async () => undefined,
       facts: () => ({}),
       close: async () => undefined,
@@ -48,7 +48,7 @@ export async function openImportSource(ctx: RunContext): Promise<ImportSource> {
   const connector = createConnector(connection, await connectorContext(ctx.env, ctx.options, ctx.now));
   return {
     choose: (config, index) => chooseFromConnection(ctx, connector, config, index),
-    download: (index, files) => downloadFiles(connector, files, downloadFolder(ctx, index)),
+    download: (index, files) => downloadFiles(connector, files, downloadFolder(ctx, index), ctx.debug.full),
     finish: (config, index, files) => finishFiles(ctx, connector, config, index, files),
     facts: () => connector.facts?.() ?? {},
     close: () => connector.close().catch(() => undefined),
