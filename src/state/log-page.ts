@@ -90,8 +90,13 @@ export interface EncodedPage {
   timeMax: string;
   searchMin: string;
   searchMax: string;
-  /** Distinct lookup keys: `i` + identifier, `r` + request_id, and `e` + id when the ids are no sequence. */
+  /**
+   * Distinct lookup keys: `i` + identifier (unless `identifiers` covers them),
+   * `r` + request_id, and `e` + id when the ids are no sequence.
+   */
   keys: string[];
+  /** The page's identifier keys as one range, first and last, when its identifiers come in order (identifierRange). */
+  identifiers: { min: string; max: string } | null;
 }
 
 function isPlain(record: LogRecord): boolean {
@@ -235,15 +240,45 @@ interface PageKeys {
   timestamp(i: number): string;
 }
 
+/**
+ * Records from which a page's identifiers in order are kept as one range:
+ * a search by identifier reads every range of the account, and a key for
+ * each of a few records costs little.
+ */
+export const RANGE_MIN_RECORDS = 100;
+
+/** A code unit from which JavaScript's order of strings is not the order of their UTF-8 bytes (SQLite's and PostgreSQL's "C"). */
+const OUT_OF_BYTE_ORDER = /[\ud800-\uffff]/;
+
+/**
+ * The first and last identifier key of a page whose identifiers never go
+ * down (an export of a catalogue by identifier, a feed sorted by SKU): one
+ * range instead of a key a record, which were most of a million-row
+ * export's log writes. Null for a page out of order, or holding a character
+ * whose order the stores would see otherwise.
+ */
+export function identifierRange(n: number, identifier: (i: number) => string): { min: string; max: string } | null {
+  if (n < RANGE_MIN_RECORDS) return null;
+  let last = identifier(0);
+  if (OUT_OF_BYTE_ORDER.test(last)) return null;
+  for (let i = 1; i < n; i++) {
+    const next = identifier(i);
+    if (next < last || OUT_OF_BYTE_ORDER.test(next)) return null;
+    last = next;
+  }
+  return { min: `i${identifier(0)}`, max: `i${last}` };
+}
+
 /** The page with its lookup keys and time ranges. */
 function encoded(body: PageBody, seq: [string, number] | null, jobId: string, at: PageKeys): EncodedPage {
+  const identifiers = identifierRange(body.n, at.identifier);
   const keys = new Set<string>();
   let timeMin = at.timestamp(0);
   let timeMax = timeMin;
   let searchMin = searchTime(timeMin);
   let searchMax = searchMin;
   for (let i = 0; i < body.n; i++) {
-    keys.add(`i${at.identifier(i)}`);
+    if (!identifiers) keys.add(`i${at.identifier(i)}`);
     keys.add(`r${at.request(i)}`);
     if (at.id) keys.add(`e${at.id(i)}`);
     const t = at.timestamp(i);
@@ -255,7 +290,7 @@ function encoded(body: PageBody, seq: [string, number] | null, jobId: string, at
       if (s > searchMax) searchMax = s;
     }
   }
-  return { body: JSON.stringify(body), count: body.n, job_id: jobId, idPrefix: seq?.[0] ?? null, idFrom: seq?.[1] ?? 0, timeMin, timeMax, searchMin, searchMax, keys: [...keys] };
+  return { body: JSON.stringify(body), count: body.n, job_id: jobId, idPrefix: seq?.[0] ?? null, idFrom: seq?.[1] ?? 0, timeMin, timeMax, searchMin, searchMax, keys: [...keys], identifiers };
 }
 
 /** `[value, count, value, count, …]` */

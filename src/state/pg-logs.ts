@@ -30,10 +30,10 @@ async function insertPages(client: pg.Pool | pg.PoolClient, account: string, pag
     : "SELECT o, nextval(pg_get_serial_sequence('log_pages', 'seq')) AS s FROM generate_series(1, $11::integer) AS o";
   await client.query(
     `WITH d AS MATERIALIZED (${drawn}),
-     p AS (INSERT INTO log_pages (seq, account, job_id, count, id_prefix, id_from, search_min, search_max, body)
-       SELECT d.s, $1, u.job_id, u.count, u.id_prefix, u.id_from, u.search_min, u.search_max, u.body
-       FROM unnest($2::text[], $3::integer[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[])
-         WITH ORDINALITY AS u(job_id, count, id_prefix, id_from, search_min, search_max, body, o) JOIN d USING (o))
+     p AS (INSERT INTO log_pages (seq, account, job_id, count, id_prefix, id_from, search_min, search_max, body, key_min, key_max)
+       SELECT d.s, $1, u.job_id, u.count, u.id_prefix, u.id_from, u.search_min, u.search_max, u.body, u.key_min, u.key_max
+       FROM unnest($2::text[], $3::integer[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $12::text[], $13::text[])
+         WITH ORDINALITY AS u(job_id, count, id_prefix, id_from, search_min, search_max, body, key_min, key_max, o) JOIN d USING (o))
      INSERT INTO log_keys (account, key, page) SELECT $1, k.key, d.s FROM unnest($9::text[], $10::integer[]) AS k(key, o) JOIN d USING (o)`,
     [
       account,
@@ -47,6 +47,8 @@ async function insertPages(client: pg.Pool | pg.PoolClient, account: string, pag
       keys,
       keyPage,
       seqs ?? pages.length,
+      col((p) => p.identifiers?.min ?? null),
+      col((p) => p.identifiers?.max ?? null),
     ],
   );
 }
@@ -69,7 +71,10 @@ function pageWhere(query: LogQuery): { where: string[]; args: unknown[] } {
   if (lookup.account !== undefined) where.push(`account = ${p(lookup.account)}`);
   if (lookup.keys && lookup.account !== undefined) {
     const account = p(lookup.account);
-    let pages = `SELECT page FROM log_keys WHERE account = ${account} AND key = ANY(${p(lookup.keys)}::text[])`;
+    const keys = p(lookup.keys);
+    let pages = `SELECT page FROM log_keys WHERE account = ${account} AND key = ANY(${keys}::text[])`;
+    // The pages whose identifier range covers a key, compared byte by byte as the ranges were made (log-page.ts).
+    pages += ` UNION ALL SELECT r.seq FROM unnest(${keys}::text[]) AS k(key) JOIN log_pages AS r ON r.account = ${account} AND r.key_min <= k.key COLLATE "C" AND r.key_max >= k.key COLLATE "C"`;
     if (lookup.idIn) {
       // The pages whose id sequence covers the id, through their own index.
       const n = p(lookup.idIn.number);

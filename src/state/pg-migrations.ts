@@ -127,6 +127,12 @@ export const PG_MIGRATIONS: ReadonlyArray<{ name: string; sql: string }> = [
       CREATE INDEX log_pages_by_time ON log_pages (search_min);
       CREATE TABLE log_keys (account text NOT NULL, key text NOT NULL, page bigint NOT NULL, PRIMARY KEY (account, key, page));`,
   },
+  {
+    name: "log page ranges: a page whose identifiers come in order keeps them as a range, not as a key each",
+    sql: `
+      ALTER TABLE log_pages ADD COLUMN key_min text COLLATE "C", ADD COLUMN key_max text COLLATE "C";
+      CREATE INDEX log_pages_by_range ON log_pages (account, key_min, key_max) WHERE key_min IS NOT NULL;`,
+  },
 ];
 
 /** Quoted for SQL; the name is checked by `checkSchemaName` before it gets here. */

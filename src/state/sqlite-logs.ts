@@ -24,8 +24,8 @@ export class SqliteLogs {
 
   constructor(private readonly db: Database.Database) {
     this.insertPage = db.prepare(
-      `INSERT INTO log_pages (seq, account, job_id, count, id_prefix, id_from, time_min, time_max, search_min, search_max, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO log_pages (seq, account, job_id, count, id_prefix, id_from, time_min, time_max, search_min, search_max, key_min, key_max, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     // A page's keys go as one JSON parameter: binding one statement per key cost more than the index.
     this.insertKey = db.prepare("INSERT INTO log_keys (account, key, page) SELECT ?, value, ? FROM json_each(?)");
@@ -40,7 +40,8 @@ export class SqliteLogs {
 
   private put(account: string, seq: number | null, page: EncodedPage): void {
     const { lastInsertRowid } = this.insertPage.run(
-      seq, account, page.job_id, page.count, page.idPrefix, page.idFrom, page.timeMin, page.timeMax, page.searchMin, page.searchMax, page.body,
+      seq, account, page.job_id, page.count, page.idPrefix, page.idFrom, page.timeMin, page.timeMax, page.searchMin, page.searchMax,
+      page.identifiers?.min ?? null, page.identifiers?.max ?? null, page.body,
     );
     this.insertKey.run(account, lastInsertRowid, JSON.stringify(page.keys));
   }
@@ -65,6 +66,9 @@ export class SqliteLogs {
     if (lookup.keys && lookup.account !== undefined) {
       let pages = `SELECT page FROM log_keys WHERE account = ? AND key IN (${lookup.keys.map(() => "?").join(", ")})`;
       args.push(lookup.account, ...lookup.keys);
+      // The pages whose identifier range covers a key; CROSS JOIN: a range scan of the index for each key.
+      pages += " UNION ALL SELECT p.seq FROM json_each(?) AS k CROSS JOIN log_pages AS p WHERE p.account = ? AND p.key_min <= k.value AND p.key_max >= k.value";
+      args.push(JSON.stringify(lookup.keys), lookup.account);
       if (lookup.idIn) {
         // The pages whose id sequence covers the id, through their own index.
         pages += " UNION ALL SELECT seq FROM log_pages WHERE account = ? AND id_prefix = ? AND id_from <= ? AND id_from + count > ?";

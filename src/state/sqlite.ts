@@ -61,6 +61,10 @@ const MIGRATIONS: string[] = [
    CREATE INDEX log_pages_by_id ON log_pages (account, id_prefix, id_from) WHERE id_prefix IS NOT NULL;
    CREATE INDEX log_pages_by_time ON log_pages (time_min);
    CREATE TABLE log_keys (account TEXT NOT NULL, key TEXT NOT NULL, page INTEGER NOT NULL, PRIMARY KEY (account, key, page)) WITHOUT ROWID;`,
+  // A page whose identifiers come in order keeps them as a range, not as a key each in log_keys (log-page.ts).
+  `ALTER TABLE log_pages ADD COLUMN key_min TEXT;
+   ALTER TABLE log_pages ADD COLUMN key_max TEXT;
+   CREATE INDEX log_pages_by_range ON log_pages (account, key_min, key_max) WHERE key_min IS NOT NULL;`,
 ];
 
 interface RunRow {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodePage, encodeColumns, encodePage } from "../../src/state/log-page.js";
+import { decodePage, encodeColumns, encodePage, RANGE_MIN_RECORDS } from "../../src/state/log-page.js";
 import type { LogColumns, LogRecord } from "../../src/state/index.js";
 
 type Fields = LogColumns["fields"];
@@ -52,6 +52,32 @@ describe("a page of log records given field by field", () => {
       expect(encoded.idPrefix).toBe(kept ? null : "run");
       expect(encoded.keys.includes(`erun7${idFrom}`)).toBe(kept);
       expect(decodePage(encoded.body).map((r) => r.id)).toEqual(records.map((r) => r.id));
+    }
+  });
+});
+
+describe("a page's identifiers as a range", () => {
+  const ids = (n: number, at: (i: number) => string): string[] => Array.from({ length: n }, (_, i) => at(i));
+  const keysOf = (identifiers: string[]) => encodeColumns(page(identifiers.length, "run-7-", { identifier: identifiers }));
+
+  it("keeps identifiers that never go down as their first and last, and no key each", () => {
+    const ordered = keysOf(ids(RANGE_MIN_RECORDS, (i) => `P${String(Math.floor(i / 2)).padStart(5, "0")}`));
+    expect(ordered.identifiers).toEqual({ min: "iP00000", max: `iP${String((RANGE_MIN_RECORDS - 1) >> 1).padStart(5, "0")}` });
+    expect(ordered.keys.filter((k) => k.startsWith("i"))).toEqual([]);
+    // The request ids keep their keys.
+    expect(ordered.keys).toContain("rq3");
+  });
+
+  it("keeps a key each for a page out of order, a short page, or one whose orders differ", () => {
+    const cases = [
+      ids(RANGE_MIN_RECORDS, (i) => `P${String(RANGE_MIN_RECORDS - i).padStart(5, "0")}`),
+      ids(RANGE_MIN_RECORDS - 1, (i) => `P${String(i).padStart(5, "0")}`),
+      ids(RANGE_MIN_RECORDS, (i) => (i === RANGE_MIN_RECORDS - 1 ? "P\uFFFD" : `P${String(i).padStart(5, "0")}`)),
+    ];
+    for (const identifiers of cases) {
+      const encoded = keysOf(identifiers);
+      expect(encoded.identifiers).toBeNull();
+      expect(encoded.keys.filter((k) => k.startsWith("i")).sort()).toEqual([...new Set(identifiers)].map((i) => `i${i}`).sort());
     }
   });
 });

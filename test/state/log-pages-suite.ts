@@ -125,6 +125,42 @@ export function logPagesSuite(name: string, open: () => Promise<StateStore>): vo
       expect((await store.searchLogs({ account: "demo", identifier: ["SKU1"] })).found).toBe(0);
     });
 
+    it("finds a page of identifiers in order by its range, and a page out of order by its keys", async () => {
+      // Two runs over the same catalogue in identifier order (an export's), pages of 1,000 holding ranges.
+      const sku = (i: number): string => `P${String(i * 2).padStart(7, "0")}`;
+      for (const run of ["run-e1", "run-e2"]) {
+        await add("demo", Array.from({ length: 2500 }, (_, i) => record(`${run}-${i + 1}`, i, { job_id: run, identifier: sku(i) })));
+      }
+      // Out of order, and in order but for one character whose UTF-16 and UTF-8 orders differ: keys, not a range.
+      await add("demo", Array.from({ length: 150 }, (_, i) => record(`run-u-${i + 1}`, i, { job_id: "run-u", identifier: sku(149 - i) })));
+      const astral = Array.from({ length: 150 }, (_, i) => `Q${String(i).padStart(4, "0")}`);
+      // In JavaScript's order (UTF-16) these two ascend; in the stores' (UTF-8 bytes) the emoji comes last.
+      astral[148] = "Q\u{1F4E6}";
+      astral[149] = "Q\uFFFD";
+      await add("demo", astral.map((identifier, i) => record(`run-q-${i + 1}`, i, { job_id: "run-q", identifier })));
+      for (const query of [
+        { account: "demo", identifier: [sku(0)] },
+        { account: "demo", identifier: [sku(999)] },
+        { account: "demo", identifier: [sku(1000)] },
+        { account: "demo", identifier: [sku(2499)] },
+        { account: "demo", identifier: [sku(100), sku(1500), "SKU3"], records: 50 },
+        // Inside a page's range, held by no record of it.
+        { account: "demo", identifier: ["P0000001"] },
+        { account: "demo", identifier: ["P00"] },
+        { account: "demo", identifier: [sku(140)], job_id: "run-u" },
+        { account: "demo", identifier: ["Q\u{1F4E6}"] },
+        { account: "demo", identifier: ["Q\uFFFD"] },
+        { account: "demo", identifier: ["Q0100"] },
+        { account: "other", identifier: [sku(5)] },
+      ]) {
+        await check(query);
+      }
+      expect((await store.searchLogs({ account: "demo", identifier: [sku(1200)] })).found).toBe(2);
+      await store.pruneRuns(new Date("2026-11-21T10:05:00.000Z"));
+      written = written.filter((w) => !(w.record.timestamp < "2026-11-21 10:05:00"));
+      for (const query of [{ account: "demo", identifier: [sku(299)] }, { account: "demo", identifier: [sku(300)] }, { account: "demo", identifier: [sku(1300)] }]) await check(query);
+    });
+
     it("gives back a record that is not exactly a LogRecord as it was given", async () => {
       const extra = { ...record("odd-1", 1, { job_id: "run-odd" }), note: "kept" } as LogRecord;
       // The same fields in another order: identifier first.
