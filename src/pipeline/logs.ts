@@ -104,8 +104,34 @@ export class LogWriter {
     rows.requestIds.push(entry.requestId ?? "");
     rows.stamps.push(this.now());
     this.added++;
-    if (rows.length >= LOG_BATCH) this.pending = this.pending.then(() => this.drain());
+    if (rows.length >= LOG_BATCH) this.queue();
     return this.added - this.written > LOG_BACKLOG ? this.pending : undefined;
+  }
+
+  /**
+   * Records that differ only by their identifier (an export's commit: one
+   * for each row of its file), after those added before: written as pages
+   * whose shared fields are stored once, with no value a record but its
+   * identifier. The promise settles once they are written.
+   */
+  addShared(identifiers: readonly string[], shared: Omit<LogEntry, "identifier">): Promise<void> {
+    if (identifiers.length === 0) return this.pending;
+    this.queue();
+    const message = this.messageText(shared.message);
+    const stamp = this.now();
+    this.added += identifiers.length;
+    this.pending = this.pending.then(async () => {
+      const first = this.claim(identifiers.length);
+      for (let from = 0; from < identifiers.length; from += LOG_PAGE_RECORDS) {
+        const to = Math.min(identifiers.length, from + LOG_PAGE_RECORDS);
+        const page = this.page(first + from, to - from, {
+          action: shared.action, identifier: identifiers.slice(from, to), message, request_id: shared.requestId ?? "", result: shared.result, timestamp: stamp, log_level: logLevel(shared.result),
+        });
+        await this.store.addLogs(this.ctx.account, page);
+        this.written += to - from;
+      }
+    });
+    return this.pending;
   }
 
   private now(): string {
@@ -126,58 +152,59 @@ export class LogWriter {
     return this.lastText;
   }
 
+  /** The numbers of the next `count` records' ids, claimed in the order they are written. */
+  private claim(count: number): number {
+    const first = this.firstCount;
+    this.firstCount += count;
+    return first;
+  }
+
   /**
-   * Rows from..to as one page given field by field, the first of `rows`
-   * numbered `first`: the store encodes the page from the columns, without
-   * a record object a row.
+   * A page of `count` records given field by field, the first numbered
+   * `first`: the store encodes it from the columns, without a record object
+   * a row. The run's fields are the same on every record.
    */
-  private columns(rows: Rows, first: number, from: number, to: number): LogColumns {
+  private page(first: number, count: number, own: Pick<LogColumns["fields"], "action" | "identifier" | "message" | "request_id" | "result" | "timestamp" | "log_level">): LogColumns {
     const { runId, account, integration, operation, type } = this.ctx;
-    const results = rows.results.slice(from, to);
     return {
-      count: to - from,
+      count,
       // The run's id and a count: unique as run ids are, and a store keeps a page of them as its first id (state/log-page.ts).
       idPrefix: `${runId}-`,
-      idFrom: first + from,
-      fields: {
-        action: rows.actions.slice(from, to),
-        channel_id: "",
-        context: "",
-        field_data: "",
-        identifier: rows.identifiers.slice(from, to),
-        job_id: runId,
-        integration,
-        message: rows.messages.slice(from, to),
-        method: "auto",
-        operation,
-        request_id: rows.requestIds.slice(from, to),
-        result: results,
-        sd_user_id: account,
-        timestamp: rows.stamps.slice(from, to),
-        type,
-        instance: 0,
-        log_level: results.map(logLevel),
-        sd_acct_id: 0,
-      },
+      idFrom: first,
+      fields: { channel_id: "", context: "", field_data: "", job_id: runId, integration, method: "auto", operation, sd_user_id: account, type, instance: 0, sd_acct_id: 0, ...own },
     };
   }
 
-  private async drain(): Promise<void> {
+  /** Hands the rows added so far to the writes, after those already queued. */
+  private queue(): void {
     const rows = this.rows;
     if (rows.length === 0) return;
     this.rows = new Rows();
-    const first = this.firstCount;
-    this.firstCount += rows.length;
+    this.pending = this.pending.then(() => this.write(rows));
+  }
+
+  private async write(rows: Rows): Promise<void> {
+    const first = this.claim(rows.length);
     // A store page's worth of records at a time: fewer, and they die young.
     for (let from = 0; from < rows.length; from += LOG_PAGE_RECORDS) {
       const to = Math.min(rows.length, from + LOG_PAGE_RECORDS);
-      await this.store.addLogs(this.ctx.account, this.columns(rows, first, from, to));
+      const results = rows.results.slice(from, to);
+      const page = this.page(first + from, to - from, {
+        action: rows.actions.slice(from, to),
+        identifier: rows.identifiers.slice(from, to),
+        message: rows.messages.slice(from, to),
+        request_id: rows.requestIds.slice(from, to),
+        result: results,
+        timestamp: rows.stamps.slice(from, to),
+        log_level: results.map(logLevel),
+      });
+      await this.store.addLogs(this.ctx.account, page);
       this.written += to - from;
     }
   }
 
   async flush(): Promise<void> {
-    this.pending = this.pending.then(() => this.drain());
+    this.queue();
     await this.pending;
   }
 }

@@ -41,6 +41,31 @@ describe("LogWriter", () => {
     expect(calls.flat().length).toBe(n);
   });
 
+  it("writes records that share all but their identifier after those added before, numbered in the order they were added", async () => {
+    const { store, calls } = recordingStore();
+    const writer = new LogWriter(store, { runId: "r3", account: "demo", integration: "conveyor", operation: "export", type: "item" });
+    writer.add({ action: "skip", identifier: "bad-1", result: "error", message: { line: 4 } });
+    const shared = Array.from({ length: 2500 }, (_, i) => `P${String(i).padStart(5, "0")}`);
+    const written = writer.addShared(shared, { action: "export", result: "success", message: { file: "a.csv" } });
+    // Added after the shared records, numbered after them.
+    writer.add({ action: "skip", identifier: "bad-2", result: "warning", message: { line: 9 } });
+    await written;
+    expect(writer.written).toBe(2501);
+    await writer.flush();
+    expect(calls.every((c) => c.length <= 1000)).toBe(true);
+    const records = calls.flat();
+    expect(records.map((r) => r.id)).toEqual(Array.from({ length: 2502 }, (_, i) => `r3-${i + 1}`));
+    expect(records.map((r) => r.identifier)).toEqual(["bad-1", ...shared, "bad-2"]);
+    const { timestamp, ...rest } = records[1200] as LogRecord;
+    expect(timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(rest).toEqual({
+      id: "r3-1201", action: "export", channel_id: "", context: "", field_data: "", identifier: "P01199", job_id: "r3", integration: "conveyor",
+      message: '{"file":"a.csv"}', method: "auto", operation: "export", request_id: "", result: "success", sd_user_id: "demo", type: "item",
+      instance: 0, log_level: 1, sd_acct_id: 0,
+    });
+    expect([records[0]?.log_level, records[2501]?.log_level, records[2501]?.message]).toEqual([3, 2, '{"line":9}']);
+  });
+
   it("hands its caller the writes under way past 20,000 waiting records: a caller that waits keeps the backlog there", async () => {
     // Each write takes a turn of the event loop, as the SQLite store's do: a loop that never waits would outrun it.
     const store = { addLogs: async () => new Promise<void>((resolve) => setImmediate(resolve)) } as unknown as StateStore;

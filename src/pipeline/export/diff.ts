@@ -153,11 +153,11 @@ export class ExportSnapshot {
    * snapshot, except those whose delivery failed (a diff run sends them
    * again). A full run then drops what it did not see. The store takes them
    * in identifier order: from the first row out of it on, the rest is sorted
-   * first (sorted-entries.ts). `onCommitted` may
-   * return a promise (the log writer's, when it has a backlog): the commit
-   * waits for it.
+   * first (sorted-entries.ts). `onCommitted` is told the identifiers of
+   * each put, and may return a promise (the log writer's): the commit
+   * waits for it before the next.
    */
-  async commit(failed: ReadonlySet<string>, onCommitted?: (identifier: string) => Promise<void> | undefined): Promise<number> {
+  async commit(failed: ReadonlySet<string>, onCommitted?: (identifiers: readonly string[]) => Promise<void> | undefined): Promise<number> {
     await this.close();
     const { store, key } = this.options;
     // The store stamps entries with its own clock; prune by the same clock.
@@ -165,11 +165,9 @@ export class ExportSnapshot {
     let batch: SnapshotText[] = [];
     let committed = 0;
     const put = async (entries: SnapshotText[]): Promise<void> => {
-      for (const { identifier } of entries) {
-        const logged = onCommitted?.(identifier);
-        if (logged) await logged;
-      }
+      const logged = onCommitted?.(entries.map((e) => e.identifier));
       await store.snapshotPut(key, entries);
+      if (logged) await logged;
       committed += entries.length;
     };
     // Rows in identifier order go straight to the store; from the first row out of it on, they are sorted first.

@@ -188,7 +188,7 @@ export async function runExportPass(input: PassInput): Promise<PassResult> {
     // A pass whose every record was refused delivered nothing: the snapshot stays.
     // Each record of a delivered file gets its log record (per-record http logged each answer already).
     const message = { file: file.name };
-    const logged = spool ? undefined : (identifier: string): Promise<void> | undefined => input.logs?.add({ action: "export", identifier, result: "success", message });
+    const logged = spool ? undefined : (identifiers: readonly string[]): Promise<void> | undefined => input.logs?.addShared(identifiers, { action: "export", result: "success", message });
     if (!spool || delivery.delivered > 0) await snapshot.commit(delivery.failedIds, logged);
     return { output: true, file, delivery };
   } finally {

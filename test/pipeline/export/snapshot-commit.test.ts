@@ -45,7 +45,7 @@ describe("export snapshot commit", () => {
     for (let i = 0; i < ids.length; i += 1000) await snap.stageMany(ids.slice(i, i + 1000).map((id) => ({ key: id, group: id, hash: rowHash([id]) })));
     const failed = new Set([ids[7] as string, ids[11_999] as string]);
     const seen: string[] = [];
-    expect(await snap.commit(failed, (id) => void seen.push(id))).toBe(ids.length - 2);
+    expect(await snap.commit(failed, (identifiers) => void seen.push(...identifiers))).toBe(ids.length - 2);
     // Out of identifier order from the second row: the rest goes to the store sorted.
     const kept = ids.filter((id) => !failed.has(id));
     // SQLite keeps a lone surrogate as U+FFFD, as the store does.
