@@ -11,16 +11,16 @@ const ROWS_PER_STATEMENT = 100;
 
 /**
  * A statement's shape: whether its rows bind a source fingerprint each. The
- * key and the time are the put's, bound once per statement as named
- * parameters, not again on every row: each bound parameter is a step of
- * the add-on and a copy of its text.
+ * key's number and the time are the put's, bound once per statement as
+ * named parameters, not again on every row: each bound parameter is a step
+ * of the add-on.
  */
 type Shape = "sourced" | "unsourced";
 
 function upsertSql(rows: number, shape: Shape): string {
-  const row = shape === "sourced" ? "(@key, ?, ?, @updated, ?)" : "(@key, ?, ?, @updated, NULL)";
-  return `INSERT INTO snapshots (key, identifier, "values", updated, source) VALUES ${Array.from({ length: rows }, () => row).join(", ")}
-    ON CONFLICT (key, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`;
+  const row = shape === "sourced" ? "(@kid, ?, ?, @updated, ?)" : "(@kid, ?, ?, @updated, NULL)";
+  return `INSERT INTO snapshot_entries (kid, identifier, "values", updated, source) VALUES ${Array.from({ length: rows }, () => row).join(", ")}
+    ON CONFLICT (kid, identifier) DO UPDATE SET "values" = excluded."values", updated = excluded.updated, source = excluded.source`;
 }
 
 /** The statements of one shape: a full one and one for the last entries, and the parameters of a full one, refilled in place. */
@@ -38,7 +38,7 @@ class Upsert {
     this.params = new Array<unknown>(ROWS_PER_STATEMENT * this.perRow);
   }
 
-  run(named: { key: string; updated: string }, entries: readonly SnapshotPutEntry[]): void {
+  run(named: { kid: number; updated: number }, entries: readonly SnapshotPutEntry[]): void {
     const many = (this.many ??= this.db.prepare(upsertSql(ROWS_PER_STATEMENT, this.shape)));
     const one = (this.one ??= this.db.prepare(upsertSql(1, this.shape)));
     const { params, perRow } = this;
@@ -70,15 +70,21 @@ class Upsert {
 export class SqliteSnapshotPut {
   private readonly sourced: Upsert;
   private readonly unsourced: Upsert;
+  private readonly addKey: Database.Statement;
+  private readonly kidOf: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
     this.sourced = new Upsert(db, "sourced");
     this.unsourced = new Upsert(db, "unsourced");
+    this.addKey = db.prepare("INSERT INTO snapshot_keys (key) VALUES (?) ON CONFLICT (key) DO NOTHING");
+    this.kidOf = db.prepare("SELECT kid FROM snapshot_keys WHERE key = ?").pluck();
   }
 
   put(key: string, entries: readonly SnapshotPutEntry[]): void {
-    const named = { key, updated: new Date().toISOString() };
     const upsert = entries.some((e) => e.source != null) ? this.sourced : this.unsourced;
-    this.db.transaction(() => upsert.run(named, entries))();
+    this.db.transaction(() => {
+      this.addKey.run(key);
+      upsert.run({ kid: this.kidOf.get(key) as number, updated: Date.now() }, entries);
+    })();
   }
 }

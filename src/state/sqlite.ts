@@ -8,7 +8,7 @@ import { SqliteLocks } from "./sqlite-locks.js";
 import { STATUS_MODES, deriveStatus } from "./status.js";
 import { SqliteLogs } from "./sqlite-logs.js";
 import { SqliteSnapshotPut } from "./sqlite-snapshot-put.js";
-import { sqliteSnapshotCount, sqliteSourcePages } from "./sqlite-source-pages.js";
+import { SNAPSHOT_KID, sqliteSnapshotCount, sqliteSourcePages } from "./sqlite-source-pages.js";
 import { SQLITE_CACHE_PRAGMA } from "../memory.js";
 import { makePrivateDir, privateSqlite } from "./private-files.js";
 import type {
@@ -65,6 +65,15 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE log_pages ADD COLUMN key_min TEXT;
    ALTER TABLE log_pages ADD COLUMN key_max TEXT;
    CREATE INDEX log_pages_by_range ON log_pages (account, key_min, key_max) WHERE key_min IS NOT NULL;`,
+  // Snapshot entries under a number for their key, and the time they were put in milliseconds (sqlite-source-pages.ts).
+  `CREATE TABLE snapshot_keys (kid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+   CREATE TABLE snapshot_entries (kid INTEGER NOT NULL, identifier TEXT NOT NULL, "values" TEXT NOT NULL, updated INTEGER NOT NULL, source TEXT,
+     PRIMARY KEY (kid, identifier)) WITHOUT ROWID;
+   INSERT INTO snapshot_keys (key) SELECT DISTINCT key FROM snapshots ORDER BY key;
+   INSERT INTO snapshot_entries (kid, identifier, "values", updated, source)
+     SELECT k.kid, s.identifier, s."values", coalesce(CAST(round((julianday(s.updated) - 2440587.5) * 86400000.0) AS INTEGER), 0), s.source
+     FROM snapshots AS s JOIN snapshot_keys AS k ON k.key = s.key ORDER BY k.kid, s.identifier;
+   DROP TABLE snapshots;`,
 ];
 
 interface RunRow {
@@ -236,7 +245,7 @@ export class SqliteStore implements StateStore {
     if (identifiers.length === 0) return out;
     // The identifiers go as one JSON parameter: binding one parameter each cost a diff run more than the lookups.
     // CROSS JOIN keeps SQLite from scanning the key's whole snapshot once per page.
-    this.snapshotLookup ??= this.db.prepare(`SELECT s.identifier, s."values" AS v FROM json_each(?) AS j CROSS JOIN snapshots AS s ON s.key = ? AND s.identifier = j.value`);
+    this.snapshotLookup ??= this.db.prepare(`SELECT s.identifier, s."values" AS v FROM json_each(?) AS j CROSS JOIN snapshot_entries AS s ON s.kid = ${SNAPSHOT_KID} AND s.identifier = j.value`);
     const rows = this.snapshotLookup.all(JSON.stringify(identifiers), key) as { identifier: string; v: string }[];
     for (const row of rows) out.set(row.identifier, row.v);
     return out;
@@ -246,7 +255,7 @@ export class SqliteStore implements StateStore {
     const out = new Map<string, string>();
     if (identifiers.length === 0) return out;
     // As snapshotText: one JSON parameter, and CROSS JOIN so the identifiers drive the lookup.
-    this.sourceLookup ??= this.db.prepare(`SELECT s.identifier, s.source FROM json_each(?) AS j CROSS JOIN snapshots AS s ON s.key = ? AND s.identifier = j.value WHERE s.source IS NOT NULL`);
+    this.sourceLookup ??= this.db.prepare(`SELECT s.identifier, s.source FROM json_each(?) AS j CROSS JOIN snapshot_entries AS s ON s.kid = ${SNAPSHOT_KID} AND s.identifier = j.value WHERE s.source IS NOT NULL`);
     const rows = this.sourceLookup.raw().all(JSON.stringify(identifiers), key) as Array<[string, string]>;
     for (const [identifier, source] of rows) out.set(identifier, source);
     return out;
@@ -267,7 +276,7 @@ export class SqliteStore implements StateStore {
   }
 
   async snapshotDelete(key: string, identifiers: readonly string[]): Promise<void> {
-    const stmt = this.db.prepare("DELETE FROM snapshots WHERE key = ? AND identifier = ?");
+    const stmt = this.db.prepare(`DELETE FROM snapshot_entries WHERE kid = ${SNAPSHOT_KID} AND identifier = ?`);
     this.db.transaction(() => {
       for (const id of identifiers) stmt.run(key, id);
     })();
@@ -279,7 +288,9 @@ export class SqliteStore implements StateStore {
   }
 
   async snapshotPruneBefore(key: string, since: string): Promise<number> {
-    return this.db.prepare("DELETE FROM snapshots WHERE key = ? AND updated < ?").run(key, since).changes;
+    const before = Date.parse(since);
+    if (Number.isNaN(before)) throw new ConveyorError("state", `snapshotPruneBefore takes an ISO 8601 time, not ${JSON.stringify(since)}`);
+    return this.db.prepare(`DELETE FROM snapshot_entries WHERE kid = ${SNAPSHOT_KID} AND updated < ?`).run(key, before).changes;
   }
 
   async ledgerHas(key: string, entry: LedgerEntry): Promise<boolean> {

@@ -56,3 +56,34 @@ it("reads the rows of table logs after the pages, as one newest-first list, and 
   const store = new SqliteStore(file);
   await oldRowsBeforePages(store, old);
 });
+
+it("moves snapshot entries of the layout before numbered keys into it, times and sources kept", async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db");
+  await new SqliteStore(file).close();
+  // The file as the version before the numbered keys left it: table snapshots, keyed by its key's text.
+  const raw = new Database(file);
+  const version = Number(raw.pragma("user_version", { simple: true }));
+  raw.exec(`DROP TABLE snapshot_entries; DROP TABLE snapshot_keys;
+    CREATE TABLE snapshots (key TEXT NOT NULL, identifier TEXT NOT NULL, "values" TEXT NOT NULL, updated TEXT NOT NULL, source TEXT, PRIMARY KEY (key, identifier)) WITHOUT ROWID;`);
+  const insert = raw.prepare(`INSERT INTO snapshots (key, identifier, "values", updated, source) VALUES (?, ?, ?, ?, ?)`);
+  insert.run("feed#0", "SKU-1", '{"price":"9.99"}', "2026-11-20T10:00:00.000Z", "fp-1");
+  insert.run("feed#0", "SKU-2", '{"price":"5"}', "2026-11-28T10:00:00.123Z", null);
+  insert.run("feed#export#0", "SKU-1", '{"h":"abc"}', "2026-11-28T10:00:00.000Z", null);
+  raw.pragma(`user_version = ${version - 1}`);
+  raw.close();
+
+  const store = new SqliteStore(file);
+  expect(Object.fromEntries(await store.snapshotGet("feed#0", ["SKU-1", "SKU-2", "SKU-3"]))).toEqual({ "SKU-1": { price: "9.99" }, "SKU-2": { price: "5" } });
+  expect(Object.fromEntries(await store.snapshotSources("feed#0", ["SKU-1", "SKU-2"]))).toEqual({ "SKU-1": "fp-1" });
+  expect(await store.snapshotCount("feed#export#0")).toBe(1);
+  // The times came over to the millisecond: a prune at SKU-2's own time keeps it, one a millisecond later does not.
+  expect(await store.snapshotPruneBefore("feed#0", "2026-11-28T10:00:00.123Z")).toBe(1);
+  expect(await store.snapshotCount("feed#0")).toBe(1);
+  expect(await store.snapshotPruneBefore("feed#0", "2026-11-28T10:00:00.124Z")).toBe(1);
+  expect(await store.snapshotCount("feed#export#0")).toBe(1);
+  await expect(store.snapshotPruneBefore("feed#0", "yesterday")).rejects.toThrow(/ISO 8601/);
+  await store.close();
+  const check = new Database(file, { readonly: true });
+  expect(check.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'snapshots'").pluck().get()).toBe(0);
+  check.close();
+});
