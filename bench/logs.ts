@@ -1,8 +1,9 @@
 /**
  * Writes ROWS log records (default 1,000,000) through the run's LogWriter into
  * a fresh state store, as an export's commit does (one "export" record per
- * row, one message, identifiers in file order), then times a few searches
- * over them. SQLite always; PostgreSQL too when CONVEYOR_BENCH_PG_URL is set
+ * row, one message, identifiers in file order, a snapshot put's worth at a
+ * time through addShared), then times a few searches over them: the
+ * identifier search reads the pages' identifier ranges. SQLite always; PostgreSQL too when CONVEYOR_BENCH_PG_URL is set
  * (a fresh schema is made and dropped).
  *
  *   npm run bench:logs            (npm run bench:logs -- 200000 for a quicker look)
@@ -14,6 +15,7 @@ import path from "node:path";
 import pg from "pg";
 import { LogWriter } from "../src/pipeline/logs.js";
 import { PostgresStore } from "../src/state/postgres.js";
+import { SNAPSHOT_PUT_ENTRIES } from "../src/state/snapshot-entry.js";
 import { SqliteStore } from "../src/state/sqlite.js";
 import type { LogQuery, StateStore } from "../src/state/types.js";
 
@@ -30,7 +32,10 @@ async function write(store: StateStore, runId: string): Promise<{ seconds: numbe
   const message = { file: "catalogue.csv" };
   const t0 = performance.now();
   const c0 = cpuSeconds();
-  for (let i = 0; i < ROWS; i++) logs.add({ action: "export", identifier: `P${String(i).padStart(7, "0")}`, result: "success", message });
+  for (let from = 0; from < ROWS; from += SNAPSHOT_PUT_ENTRIES) {
+    const identifiers = Array.from({ length: Math.min(SNAPSHOT_PUT_ENTRIES, ROWS - from) }, (_, i) => `P${String(from + i).padStart(7, "0")}`);
+    await logs.addShared(identifiers, { action: "export", result: "success", message });
+  }
   await logs.flush();
   return { seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
 }
