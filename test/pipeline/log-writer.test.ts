@@ -10,6 +10,17 @@ function recordingStore(): { store: StateStore; calls: LogRecord[][] } {
   return { store, calls };
 }
 
+/** A successful export record of a.csv, written in the second it was added. */
+function expectExported(record: LogRecord | undefined, own: Pick<LogRecord, "id" | "identifier" | "job_id" | "request_id">): void {
+  const { timestamp, ...rest } = record as LogRecord;
+  expect(timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  expect(rest).toEqual({
+    id: own.id, action: "export", channel_id: "", context: "", field_data: "", identifier: own.identifier, job_id: own.job_id, integration: "conveyor",
+    message: '{"file":"a.csv"}', method: "auto", operation: "export", request_id: own.request_id, result: "success", sd_user_id: "demo", type: "item",
+    instance: 0, log_level: 1, sd_acct_id: 0,
+  });
+}
+
 describe("LogWriter", () => {
   it("numbers records in order across batches and writes them a store page at a time", async () => {
     const { store, calls } = recordingStore();
@@ -26,13 +37,7 @@ describe("LogWriter", () => {
     const records = calls.flat();
     expect(records.map((r) => r.id)).toEqual(Array.from({ length: n }, (_, i) => `r1-${i + 1}`));
     expect(records.map((r) => r.identifier)).toEqual(Array.from({ length: n }, (_, i) => `P${i}`));
-    const { timestamp, ...rest } = records[9] as LogRecord;
-    expect(timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
-    expect(rest).toEqual({
-      id: "r1-10", action: "export", channel_id: "", context: "", field_data: "", identifier: "P9", job_id: "r1", integration: "conveyor",
-      message: '{"file":"a.csv"}', method: "auto", operation: "export", request_id: "q9", result: "success", sd_user_id: "demo", type: "item",
-      instance: 0, log_level: 1, sd_acct_id: 0,
-    });
+    expectExported(records[9], { id: "r1-10", identifier: "P9", job_id: "r1", request_id: "q9" });
     expect([records[0]?.log_level, records[89]?.log_level, records[1]?.log_level]).toEqual([3, 2, 1]);
     expect([records[0]?.result, records[89]?.result, records[0]?.action]).toEqual(["error", "warning", "skip"]);
     expect([records[7]?.message, records[8]?.message]).toEqual(['{"other":7}', '{"file":"a.csv"}']);
@@ -56,13 +61,7 @@ describe("LogWriter", () => {
     const records = calls.flat();
     expect(records.map((r) => r.id)).toEqual(Array.from({ length: 2502 }, (_, i) => `r3-${i + 1}`));
     expect(records.map((r) => r.identifier)).toEqual(["bad-1", ...shared, "bad-2"]);
-    const { timestamp, ...rest } = records[1200] as LogRecord;
-    expect(timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
-    expect(rest).toEqual({
-      id: "r3-1201", action: "export", channel_id: "", context: "", field_data: "", identifier: "P01199", job_id: "r3", integration: "conveyor",
-      message: '{"file":"a.csv"}', method: "auto", operation: "export", request_id: "", result: "success", sd_user_id: "demo", type: "item",
-      instance: 0, log_level: 1, sd_acct_id: 0,
-    });
+    expectExported(records[1200], { id: "r3-1201", identifier: "P01199", job_id: "r3", request_id: "" });
     expect([records[0]?.log_level, records[2501]?.log_level, records[2501]?.message]).toEqual([3, 2, '{"line":9}']);
   });
 
