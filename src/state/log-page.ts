@@ -293,6 +293,17 @@ function encoded(body: PageBody, seq: [string, number] | null, jobId: string, at
   return { body: JSON.stringify(body), count: body.n, job_id: jobId, idPrefix: seq?.[0] ?? null, idFrom: seq?.[1] ?? 0, timeMin, timeMax, searchMin, searchMax, keys: [...keys], identifiers };
 }
 
+/**
+ * Every key a page of `records` may have been written with: its keys now,
+ * and one for each identifier, as a page was keyed before identifier
+ * ranges. Retention deletes them all, whichever version wrote the page.
+ */
+export function keysEver(records: readonly LogRecord[]): string[] {
+  const keys = new Set(encodePage(records, 0, records.length).keys);
+  for (const record of records) keys.add(`i${record.identifier}`);
+  return [...keys];
+}
+
 /** `[value, count, value, count, …]` */
 function runLengths(values: readonly Value[]): Value[] {
   const out: Value[] = [];

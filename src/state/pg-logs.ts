@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { inTransaction } from "./pg-connect.js";
 import { collectLegacyLogs, pruneLegacyLogs } from "./pg-legacy-logs.js";
-import { decodePage, encodePage, encodePages, searchTime, type EncodedPage } from "./log-page.js";
+import { decodePage, encodePage, encodePages, keysEver, searchTime, type EncodedPage } from "./log-page.js";
 import { collectPage, pageLookup } from "./log-lookup.js";
 import { LogCollector, logFilter } from "./log-query.js";
 import type { LogBatch, LogPage, LogQuery } from "./types.js";
@@ -123,7 +123,7 @@ export async function pruneLogs(pool: pg.Pool, before: string): Promise<void> {
     );
     for (const row of rows) {
       const records = decodePage(row.body);
-      await client.query("DELETE FROM log_keys WHERE account = $1 AND key = ANY($2::text[]) AND page = $3", [row.account, encodePage(records, 0, records.length).keys, row.seq]);
+      await client.query("DELETE FROM log_keys WHERE account = $1 AND key = ANY($2::text[]) AND page = $3", [row.account, keysEver(records), row.seq]);
       const kept = records.filter((r) => !(searchTime(r.timestamp) < cutoff));
       if (kept.length > 0) await insertPages(client, row.account, [encodePage(kept, 0, kept.length)], [Number(row.seq)]);
     }

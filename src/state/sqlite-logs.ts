@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { encodePage, encodePages, decodePage, type EncodedPage } from "./log-page.js";
+import { encodePage, encodePages, decodePage, keysEver, type EncodedPage } from "./log-page.js";
 import { collectPage, pageLookup } from "./log-lookup.js";
 import { LogCollector, logFilter } from "./log-query.js";
 import { SqliteLegacyLogs } from "./sqlite-legacy-logs.js";
@@ -101,7 +101,7 @@ export class SqliteLogs {
     this.db.transaction(() => {
       for (const row of old) {
         const records = decodePage(row.body);
-        for (const key of encodePage(records, 0, records.length).keys) deleteKey.run(row.account, key, row.seq);
+        for (const key of keysEver(records)) deleteKey.run(row.account, key, row.seq);
         deletePage.run(row.seq);
         const kept = records.filter((r) => !(r.timestamp < before));
         if (kept.length > 0) this.put(row.account, row.seq, encodePage(kept, 0, kept.length));

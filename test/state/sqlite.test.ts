@@ -87,3 +87,26 @@ it("moves snapshot entries of the layout before numbered keys into it, times and
   expect(check.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'snapshots'").pluck().get()).toBe(0);
   check.close();
 });
+
+it("prunes the identifier keys of a page written before identifier ranges", async () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "conveyor-state-")), "state.db");
+  const store = new SqliteStore(file);
+  const records = Array.from({ length: 300 }, (_, i) => record(`run-old-${i + 1}`, i, { job_id: "run-old", identifier: `P${String(i).padStart(4, "0")}`, timestamp: "2026-01-01 00:00:00" }));
+  await store.addLogs("demo", records);
+  await store.close();
+  // As the version before the ranges wrote it: no range, a key for each identifier.
+  const raw = new Database(file);
+  const seq = raw.prepare("SELECT seq FROM log_pages").pluck().get() as number;
+  raw.prepare("UPDATE log_pages SET key_min = NULL, key_max = NULL").run();
+  const key = raw.prepare("INSERT INTO log_keys (account, key, page) VALUES ('demo', ?, ?)");
+  for (const r of records) key.run(`i${r.identifier}`, seq);
+  raw.close();
+  const again = new SqliteStore(file);
+  expect((await again.searchLogs({ account: "demo", identifier: ["P0042"] })).found).toBe(1);
+  await again.pruneRuns(new Date("2026-06-01T00:00:00.000Z"));
+  await again.close();
+  const check = new Database(file, { readonly: true });
+  expect(check.prepare("SELECT count(*) FROM log_keys").pluck().get()).toBe(0);
+  expect(check.prepare("SELECT count(*) FROM log_pages").pluck().get()).toBe(0);
+  check.close();
+});
