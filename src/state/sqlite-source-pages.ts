@@ -1,7 +1,8 @@
 /**
  * The SQLite store's reads of a snapshot's count and source fingerprints,
  * shared by the store and by the thread that builds a diff run's source index
- * from the same file (source-index-thread.ts).
+ * from the same file (source-index-thread.ts), and how the store finds a
+ * snapshot's entries by its key.
  *
  * @module
  */
@@ -11,9 +12,8 @@ import type Database from "better-sqlite3";
 /**
  * The number a snapshot key's entries are stored under, its key the
  * statement's parameter. Entries are kept as (kid, identifier, values,
- * updated in milliseconds, source), not under their key's text, which a
- * million entries repeated in every row and index entry: half the table's
- * size for a key of forty characters.
+ * updated in milliseconds, source), not under their key's text, which
+ * every row of a large snapshot would repeat.
  */
 export const SNAPSHOT_KID = "(SELECT kid FROM snapshot_keys WHERE key = ?)";
 
