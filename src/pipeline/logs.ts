@@ -75,6 +75,9 @@ class Rows {
   }
 }
 
+/** The fields a record has of its own; the rest are the run's. */
+type OwnFields = Pick<LogColumns["fields"], "action" | "identifier" | "message" | "request_id" | "result" | "timestamp" | "log_level">;
+
 export class LogWriter {
   private rows = new Rows();
   /** The number in the id of the first row of `rows`. */
@@ -120,17 +123,8 @@ export class LogWriter {
     const message = this.messageText(shared.message);
     const stamp = this.now();
     this.added += identifiers.length;
-    this.pending = this.pending.then(async () => {
-      const first = this.claim(identifiers.length);
-      for (let from = 0; from < identifiers.length; from += LOG_PAGE_RECORDS) {
-        const to = Math.min(identifiers.length, from + LOG_PAGE_RECORDS);
-        const page = this.page(first + from, to - from, {
-          action: shared.action, identifier: identifiers.slice(from, to), message, request_id: shared.requestId ?? "", result: shared.result, timestamp: stamp, log_level: logLevel(shared.result),
-        });
-        await this.store.addLogs(this.ctx.account, page);
-        this.written += to - from;
-      }
-    });
+    const own = { action: shared.action, message, request_id: shared.requestId ?? "", result: shared.result, timestamp: stamp, log_level: logLevel(shared.result) };
+    this.pending = this.pending.then(() => this.writePages(identifiers.length, (from, to) => ({ ...own, identifier: identifiers.slice(from, to) })));
     return this.pending;
   }
 
@@ -152,19 +146,12 @@ export class LogWriter {
     return this.lastText;
   }
 
-  /** The numbers of the next `count` records' ids, claimed in the order they are written. */
-  private claim(count: number): number {
-    const first = this.firstCount;
-    this.firstCount += count;
-    return first;
-  }
-
   /**
    * A page of `count` records given field by field, the first numbered
    * `first`: the store encodes it from the columns, without a record object
    * a row. The run's fields are the same on every record.
    */
-  private page(first: number, count: number, own: Pick<LogColumns["fields"], "action" | "identifier" | "message" | "request_id" | "result" | "timestamp" | "log_level">): LogColumns {
+  private page(first: number, count: number, own: OwnFields): LogColumns {
     const { runId, account, integration, operation, type } = this.ctx;
     return {
       count,
@@ -183,13 +170,10 @@ export class LogWriter {
     this.pending = this.pending.then(() => this.write(rows));
   }
 
-  private async write(rows: Rows): Promise<void> {
-    const first = this.claim(rows.length);
-    // A store page's worth of records at a time: fewer, and they die young.
-    for (let from = 0; from < rows.length; from += LOG_PAGE_RECORDS) {
-      const to = Math.min(rows.length, from + LOG_PAGE_RECORDS);
+  private write(rows: Rows): Promise<void> {
+    return this.writePages(rows.length, (from, to) => {
       const results = rows.results.slice(from, to);
-      const page = this.page(first + from, to - from, {
+      return {
         action: rows.actions.slice(from, to),
         identifier: rows.identifiers.slice(from, to),
         message: rows.messages.slice(from, to),
@@ -197,8 +181,18 @@ export class LogWriter {
         result: results,
         timestamp: rows.stamps.slice(from, to),
         log_level: results.map(logLevel),
-      });
-      await this.store.addLogs(this.ctx.account, page);
+      };
+    });
+  }
+
+  /** `count` records numbered next, a store page's worth at a time (fewer, and they die young), `own` giving records from..to's own fields. */
+  private async writePages(count: number, own: (from: number, to: number) => OwnFields): Promise<void> {
+    // Numbered as they are written, in the order they were queued.
+    const first = this.firstCount;
+    this.firstCount += count;
+    for (let from = 0; from < count; from += LOG_PAGE_RECORDS) {
+      const to = Math.min(count, from + LOG_PAGE_RECORDS);
+      await this.store.addLogs(this.ctx.account, this.page(first + from, to - from, own(from, to)));
       this.written += to - from;
     }
   }
