@@ -16,6 +16,8 @@ export interface PageLookup {
   account?: string;
   /** Pages holding one of these keys (log_keys). */
   keys?: string[];
+  /** Of them, the identifier keys, which a page may hold as a range instead (log_pages.key_min, key_max). */
+  rangeKeys?: string[];
   /** Pages whose id sequence covers this one: the prefix and number of the id searched. */
   idIn?: { prefix: string; number: number };
   /** The page's job_id: the run searched, or job_id refining a search. */
@@ -40,7 +42,7 @@ export function pageLookup(query: LogQuery): PageLookup {
       lookup.keys = [`e${query.id}`];
       const seq = idSequence(query.id);
       if (seq) lookup.idIn = seq;
-    } else if (query.identifier?.length) lookup.keys = query.identifier.map((i) => `i${i}`);
+    } else if (query.identifier?.length) lookup.keys = lookup.rangeKeys = query.identifier.map((i) => `i${i}`);
     else if (query.request_id) lookup.keys = [`r${query.request_id}`];
   }
   if (query.run) lookup.jobId = query.run;

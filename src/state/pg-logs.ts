@@ -71,10 +71,11 @@ function pageWhere(query: LogQuery): { where: string[]; args: unknown[] } {
   if (lookup.account !== undefined) where.push(`account = ${p(lookup.account)}`);
   if (lookup.keys && lookup.account !== undefined) {
     const account = p(lookup.account);
-    const keys = p(lookup.keys);
-    let pages = `SELECT page FROM log_keys WHERE account = ${account} AND key = ANY(${keys}::text[])`;
-    // The pages whose identifier range covers a key, compared byte by byte as the ranges were made (log-page.ts).
-    pages += ` UNION ALL SELECT r.seq FROM unnest(${keys}::text[]) AS k(key) JOIN log_pages AS r ON r.account = ${account} AND r.key_min <= k.key COLLATE "C" AND r.key_max >= k.key COLLATE "C"`;
+    let pages = `SELECT page FROM log_keys WHERE account = ${account} AND key = ANY(${p(lookup.keys)}::text[])`;
+    if (lookup.rangeKeys) {
+      // The pages whose identifier range covers a key, compared byte by byte as the ranges were made (log-page.ts).
+      pages += ` UNION ALL SELECT r.seq FROM unnest(${p(lookup.rangeKeys)}::text[]) AS k(key) JOIN log_pages AS r ON r.account = ${account} AND r.key_min <= k.key COLLATE "C" AND r.key_max >= k.key COLLATE "C"`;
+    }
     if (lookup.idIn) {
       // The pages whose id sequence covers the id, through their own index.
       const n = p(lookup.idIn.number);

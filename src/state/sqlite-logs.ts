@@ -66,9 +66,11 @@ export class SqliteLogs {
     if (lookup.keys && lookup.account !== undefined) {
       let pages = `SELECT page FROM log_keys WHERE account = ? AND key IN (${lookup.keys.map(() => "?").join(", ")})`;
       args.push(lookup.account, ...lookup.keys);
-      // The pages whose identifier range covers a key; CROSS JOIN: a range scan of the index for each key.
-      pages += " UNION ALL SELECT p.seq FROM json_each(?) AS k CROSS JOIN log_pages AS p WHERE p.account = ? AND p.key_min <= k.value AND p.key_max >= k.value";
-      args.push(JSON.stringify(lookup.keys), lookup.account);
+      if (lookup.rangeKeys) {
+        // The pages whose identifier range covers a key; CROSS JOIN: a range scan of the index for each key.
+        pages += " UNION ALL SELECT p.seq FROM json_each(?) AS k CROSS JOIN log_pages AS p WHERE p.account = ? AND p.key_min <= k.value AND p.key_max >= k.value";
+        args.push(JSON.stringify(lookup.rangeKeys), lookup.account);
+      }
       if (lookup.idIn) {
         // The pages whose id sequence covers the id, through their own index.
         pages += " UNION ALL SELECT seq FROM log_pages WHERE account = ? AND id_prefix = ? AND id_from <= ? AND id_from + count > ?";
