@@ -8,6 +8,8 @@ import type { StoredOrder } from "./order-store.js";
 import { IDENTIFIER_FIELDS, type IdentifierField } from "./item-store.js";
 import type { Matcher } from "./query.js";
 import { identifierLookup, type IdentifierLookup } from "./identifier-search.js";
+import { cellsLine, itemLine } from "./csv-lines.js";
+import { exportThreads, writeInThreads } from "./export-threads.js";
 
 export type ExportType = "items" | "orders";
 
@@ -76,37 +78,21 @@ class ChunkedWriter {
 
 const CHUNK_CHARS = 256 * 1024;
 
-const NEEDS_QUOTES = /[",\r\n]/;
-
-/** csvLine's quoting for one item's values, without an array of cells per row: the job quotes millions of them. */
-function itemLine(item: Record<string, string>, columns: readonly string[]): string {
-  let line = "";
-  for (let i = 0; i < columns.length; i++) {
-    const value = String(item[columns[i] as string] ?? "");
-    line += (i === 0 ? "" : ",") + (NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
-  }
-  return `${line}\r\n`;
-}
-
-/** itemLine's quoting for cells already in column order. */
-function cellsLine(cells: readonly string[]): string {
-  let line = "";
-  for (let i = 0; i < cells.length; i++) {
-    const value = cells[i] ?? "";
-    line += (i === 0 ? "" : ",") + (NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
-  }
-  return `${line}\r\n`;
-}
-
 function isIdentifierField(column: string): column is IdentifierField {
   return (IDENTIFIER_FIELDS as readonly string[]).includes(column);
 }
+
+/** Ids from which an export of every item reads in threads: below, a thread's start costs more than it saves. */
+const THREADED_FROM = 100_000;
 
 /** Runs exports in the background, streaming rows from SQLite to the CSV so memory stays flat. */
 export class ExportRunner {
   private readonly running = new Set<Promise<void>>();
 
-  constructor(private readonly ctx: ServiceCore) {}
+  constructor(
+    private readonly ctx: ServiceCore,
+    private readonly options: { threadedFrom?: number } = {},
+  ) {}
 
   job(bulkFile: string): ExportJob | undefined {
     return this.ctx.db.prepare("SELECT * FROM exports WHERE bulk_file = ?").get(bulkFile) as ExportJob | undefined;
@@ -141,21 +127,41 @@ export class ExportRunner {
     const closed = once(out, "close");
     const writer = new ChunkedWriter(out);
     let rows = 0;
+    let threads = 0;
     try {
       await writer.lines([csvLine(columns)]);
-      for await (const lines of this.csvPages(job, columns, matches)) {
-        rows += lines.length;
-        const flushed = writer.lines(lines);
-        if (flushed) await flushed;
+      const threaded = this.threadedRange(job, columns);
+      if (threaded) {
+        threads = threaded.threads;
+        await writer.flush();
+        rows = await writeInThreads(out, { db: this.ctx.paths.db, columns, ...threaded });
+      } else {
+        for await (const lines of this.csvPages(job, columns, matches)) {
+          rows += lines.length;
+          const flushed = writer.lines(lines);
+          if (flushed) await flushed;
+        }
+        await writer.flush();
       }
-      await writer.flush();
     } finally {
       out.end();
       await closed;
     }
     db.prepare("UPDATE exports SET status = 'complete', rows = ? WHERE bulk_file = ?").run(rows, job.bulk_file);
     // The job's own time, apart from the worker's read of its file (bench:export reports the two apart).
-    this.ctx.logger.info({ bulkFile: job.bulk_file, rows, ms: Math.round(performance.now() - started) }, "export complete");
+    this.ctx.logger.info({ bulkFile: job.bulk_file, rows, threads, ms: Math.round(performance.now() - started) }, "export complete");
+  }
+
+  /**
+   * The ids an export of every item's named fields reads in threads, when
+   * there are enough of them (`threadedFrom`, ExportRunner's option) and
+   * SQLite reads the fields out of each item's JSON.
+   */
+  private threadedRange(job: ExportJob, columns: readonly string[]): { first: number; end: number; threads: number } | null {
+    if (job.type !== "items" || job.search.trim() !== "" || !this.ctx.items.fieldRanges(columns)) return null;
+    const { first, last } = this.ctx.items.idRange();
+    const threads = exportThreads(last - first + 1, this.options.threadedFrom ?? THREADED_FROM);
+    return threads ? { first, end: last + 1, threads } : null;
   }
 
   /** The export's CSV lines, a page of the store at a time. */

@@ -44,6 +44,8 @@ export interface EmbeddedServiceOptions {
   statusHoldMs?: number;
   /** The service's clock, for tests of expiry and throttling windows. */
   now?: () => number;
+  /** Ids from which an export of every item's named fields reads in threads (default export-writer.ts THREADED_FROM); tests lower it. */
+  exportThreadsFrom?: number;
   /** Waits between webhook attempts (default webhook-dispatch.ts RETRY_DELAYS_MS); tests shorten them. */
   webhookRetryDelaysMs?: readonly number[];
 }
@@ -102,7 +104,7 @@ export async function startEmbeddedService(options: EmbeddedServiceOptions): Pro
   const waits = new JobWaits(options.statusHoldMs);
   const context = { db, paths, items, logs, orders, presign, waits, logger, now, webhookStore, webhooks } as Omit<ServiceContext, "bulk" | "exports"> as ServiceContext;
   context.bulk = new BulkQueue(context, { batchRows: options.bulkBatchRows ?? 200, delayMs: options.bulkBatchDelayMs ?? 0 });
-  context.exports = new ExportRunner(context);
+  context.exports = new ExportRunner(context, options.exportThreadsFrom === undefined ? {} : { threadedFrom: options.exportThreadsFrom });
 
   const app = await buildServer(context, { apiUser, apiToken }, {
     read: options.readLimit ?? DEFAULT_LIMITS.read,

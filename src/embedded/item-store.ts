@@ -94,6 +94,13 @@ export class ItemStore {
     this.deleteRow.run(Number(id));
   }
 
+  /** The lowest and the highest id, both 0 when there is no item. */
+  idRange(): { first: number; last: number } {
+    // A query of min() or max() alone reads one end of the table; of both, every row.
+    const end = (fn: "min" | "max"): number => (this.db.prepare(`SELECT coalesce(${fn}(id), 0) FROM items`).pluck().get() as number);
+    return { first: end("min"), last: end("max") };
+  }
+
   count(): number {
     return (this.db.prepare("SELECT count(*) AS n FROM items").get() as { n: number }).n;
   }
@@ -150,11 +157,8 @@ export class ItemStore {
    * cannot spell, or for more JSON fields than pay off this way.
    */
   scanFields(columns: readonly string[], batch = 2000): AsyncGenerator<string[][]> | null {
-    const read = columns.filter((c) => !isIdentifier(c) && !CELL_FIELDS.has(c));
-    if (read.length > FIELD_SCAN_COLUMNS || read.some((c) => /["\\]/.test(c))) return null;
-    // A literal path in the SQL (quotes doubled): the statement is prepared once per export.
-    const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
-    const cells = columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : CELL_FIELDS.has(c) ? cellColumn(c) : `fields ->> ${path(c)}`));
+    const cells = this.jsonCells(columns);
+    if (!cells) return null;
     if (columns.every((c) => c === "id" || c === "guid" || CELL_FIELDS.has(c))) {
       // Keyed by guid: read among the cells when it is one of them, else last, past the cells fieldCells reads.
       const guidAt = columns.indexOf("guid");
@@ -163,6 +167,29 @@ export class ItemStore {
     }
     const page = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id > ? ORDER BY id LIMIT ?`).raw();
     return this.fieldPages(page, columns, batch, 0, 0);
+  }
+
+  /**
+   * scanFields in id order, read by ranges of ids rather than pages of rows:
+   * `(from, to)` gives the cells of the items whose id is in [from, to). An
+   * export's threads read ranges of their own this way (export-threads.ts).
+   * Null where scanFields reads no JSON field (the cells' index answers) or
+   * gives null.
+   */
+  fieldRanges(columns: readonly string[]): ((from: number, to: number) => string[][]) | null {
+    const cells = this.jsonCells(columns);
+    if (!cells || columns.every((c) => c === "id" || c === "guid" || CELL_FIELDS.has(c))) return null;
+    const range = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id >= ? AND id < ? ORDER BY id`).raw();
+    return (from, to) => (range.all(from, to) as Array<[number, ...Array<string | number | null>]>).map((row) => this.fieldCells(row, columns));
+  }
+
+  /** The SQL of each column's cell, or null for a field name a JSON path cannot spell, or for more JSON fields than pay off. */
+  private jsonCells(columns: readonly string[]): string[] | null {
+    const read = columns.filter((c) => !isIdentifier(c) && !CELL_FIELDS.has(c));
+    if (read.length > FIELD_SCAN_COLUMNS || read.some((c) => /["\\]/.test(c))) return null;
+    // A literal path in the SQL (quotes doubled): the statement is prepared once per export.
+    const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
+    return columns.map((c) => (c === "id" ? "CAST(id AS TEXT)" : isIdentifier(c) ? c : CELL_FIELDS.has(c) ? cellColumn(c) : `fields ->> ${path(c)}`));
   }
 
   /** Pages of `page`, whose rows are `[id, ...cells]` (and the key, when it is not among them), keyed by the value at `keyAt`, from past `first`. */
