@@ -18,7 +18,7 @@ import { startThread } from "../thread.js";
 
 const PAGE_IDS = 250;
 const AHEAD = 8;
-const MAX_THREADS = 4;
+const MAX_THREADS = 2;
 
 export interface ExportThreadData {
   db: string;

@@ -92,7 +92,7 @@ describe("embedded service: an export read in threads", () => {
     expect(files[0]).toBe(files[1]);
     expect(files[0]?.split("\r\n")[0]).toBe(COLUMNS.join(","));
     const threads = logged.filter((entry) => entry.threads !== undefined).map((entry) => entry.threads);
-    expect(threads).toEqual([availableParallelism() >= 2 ? Math.min(4, availableParallelism()) : 0, 0]);
+    expect(threads).toEqual([availableParallelism() >= 2 ? 2 : 0, 0]);
   });
 
   it("fails the export with the thread's error, and stops every thread", async () => {
@@ -106,7 +106,8 @@ describe("embedded service: an export read in threads", () => {
   it("takes threads only for enough ids, and only with more than one core", () => {
     const cores = availableParallelism();
     expect(exportThreads(99_999, 100_000)).toBe(0);
-    expect(exportThreads(100_000, 100_000)).toBe(cores < 2 ? 0 : Math.min(4, cores));
-    expect(exportThreads(300, 1)).toBe(cores < 2 ? 0 : Math.min(2, cores));
+    expect(exportThreads(100_000, 100_000)).toBe(cores < 2 ? 0 : 2);
+    expect(exportThreads(300, 1)).toBe(cores < 2 ? 0 : 2);
+    expect(exportThreads(200, 1)).toBe(cores < 2 ? 0 : 1);
   });
 });
