@@ -48,6 +48,7 @@ export function exportThreads(ids: number, from: number): number {
 /** Writes the lines of the items with ids in [first, end) to `out` through `threads` threads; returns the rows written. */
 export async function writeInThreads(out: WriteStream, job: { db: string; columns: readonly string[]; first: number; end: number; threads: number }): Promise<number> {
   const pages = Math.ceil((job.end - job.first) / PAGE_IDS);
+  if (pages <= 0) return 0;
   const started: Worker[] = [];
   try {
     return await new Promise<number>((resolve, reject) => {
@@ -82,9 +83,8 @@ export async function writeInThreads(out: WriteStream, job: { db: string; column
           void pump();
         });
         thread.on("error", reject);
-        thread.on("exit", (code) => {
-          if (code !== 0) reject(new Error(`an export thread stopped (exit code ${code})`));
-        });
+        // Once the pages are written, the threads are stopped and this rejects nothing.
+        thread.on("exit", (code) => reject(new Error(`an export thread stopped before its pages were written (exit code ${code})`)));
       }
     });
   } finally {

@@ -173,12 +173,12 @@ export class ItemStore {
    * scanFields in id order, read by ranges of ids rather than pages of rows:
    * `(from, to)` gives the cells of the items whose id is in [from, to). An
    * export's threads read ranges of their own this way (export-threads.ts).
-   * Null where scanFields reads no JSON field (the cells' index answers) or
-   * gives null.
+   * Null where no column is read out of the items' JSON (identifiers and
+   * cells cost little to read) or where scanFields gives null.
    */
   fieldRanges(columns: readonly string[]): ((from: number, to: number) => string[][]) | null {
     const cells = this.jsonCells(columns);
-    if (!cells || columns.every((c) => c === "id" || c === "guid" || CELL_FIELDS.has(c))) return null;
+    if (!cells || columns.every((c) => isIdentifier(c) || CELL_FIELDS.has(c))) return null;
     const range = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id >= ? AND id < ? ORDER BY id`).raw();
     return (from, to) => (range.all(from, to) as Array<[number, ...Array<string | number | null>]>).map((row) => this.fieldCells(row, columns));
   }

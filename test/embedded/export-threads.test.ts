@@ -103,6 +103,15 @@ describe("embedded service: an export read in threads", () => {
     await once(out, "close");
   });
 
+  it("reads in threads only what SQLite reads out of each item's JSON", () => {
+    const db = openDb(servicePaths(dir));
+    const store = new ItemStore(db);
+    expect(store.fieldRanges(["guid", "sku", "id", "stock", "price"])).toBeNull();
+    expect(store.fieldRanges(['a"b', "title"])).toBeNull();
+    expect(store.fieldRanges(["guid", "title"])?.(1, 3)).toEqual([["G1", 'T, "1"'], ["G2", 'T, "2"']]);
+    db.close();
+  });
+
   it("takes threads only for enough ids, and only with more than one core", () => {
     const cores = availableParallelism();
     expect(exportThreads(99_999, 100_000)).toBe(0);
