@@ -27,7 +27,7 @@
  *   data folder and the compiled bench, and print how to run the nightly phase again alone)
  */
 import { spawn } from "node:child_process";
-import { createWriteStream, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
@@ -36,70 +36,18 @@ import { fileURLToPath } from "node:url";
 import { loadSettings } from "../src/config.js";
 import { parseAutomation } from "../src/definition/index.js";
 import { MALLOC_ENV, tuneHeap } from "../src/memory.js";
-import { benchIdentifier } from "./identifiers.js";
+import { CHANGED_EVERY, FEED_COLUMNS, FIELD_MAP, generate } from "./import-feed.js";
 import { compileBench, removeBenchBuild } from "./compile.js";
 import { silentLogger } from "../src/log.js";
-import { eachRow, openReader } from "../src/formats/index.js";
 import { ledgerKey } from "../src/pipeline/import/fetch.js";
 import { runAutomation, runFolder } from "../src/pipeline/run.js";
 import { startEmbeddedService } from "../src/embedded/index.js";
-import { SqliteStore } from "../src/state/sqlite.js";
 import { ServiceClient } from "../src/service/index.js";
 import { openWorker } from "../src/worker.js";
 import { bareParse } from "./bare-parse.js";
+import { diffFloor } from "./diff-floor.js";
 
-const HEADER = ["Item GUID", "Item Number", "Title", "Description", "Brand", "Price", "Qty", "Weight", "EAN", "Category", "Color", "Size", "Material", "Supplier", "Notes"];
-const FIELD_MAP = { guid: "Item GUID", sku: "Item Number", title: "Title", description: "Description", brand: "Brand", price: "Price", stock: "Qty", weight: "Weight", ean: "EAN", category: "Category", color: "Color", size: "Size" };
-const CHANGED_EVERY = 100;
 const FEED = "feed.csv";
-
-/**
- * `--unordered`: identifiers in no order, as UUIDs come (led by a hash of the row's number); otherwise they
- * ascend with the rows, and every B-tree keyed by them fills at its end.
- */
-const unordered = process.argv.includes("--unordered");
-
-/** The feed's rows: `changed` bumps every 100th stock, `reprice` every row's price and stock (the undo journal's worst case). */
-type Variant = "base" | "changed" | "reprice";
-
-function row(r: number, variant: Variant): string[] {
-  const changed = variant === "changed";
-  const shift = variant === "reprice" ? 1 : 0;
-  const stock = (r * 31) % 500 + shift;
-  return [
-    benchIdentifier("G", r, 12, unordered),
-    `SKU-${r}`,
-    `Product ${r} "${["Alpha", "Beta", "Gamma"][r % 3]}" edition`,
-    `Desc, "quoted" ${r} lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua`,
-    `Brand ${r % 250}`,
-    ((r % 9000) / 100 + 1 + shift).toFixed(2),
-    String(changed && r % CHANGED_EVERY === 0 ? stock + 1 : stock),
-    ((r % 5000) / 1000).toFixed(3),
-    String(4_000_000_000_000 + r),
-    `Category ${r % 40} > Sub ${r % 7}`,
-    ["red", "green", "blue", "black"][r % 4] ?? "",
-    String(r % 50),
-    `material-${(r * 7919) % 100000}-abcdefgh`,
-    `supplier-${r % 12}`,
-    `note-${(r * 104729) % 100000}-ijklmnop-qrstuvwx`,
-  ];
-}
-
-/** Streams the feed to `file`; `changed` bumps the stock of every 100th row. */
-async function generate(file: string, rows: number, variant: Variant): Promise<void> {
-  const quote = (v: string): string => `"${v.replace(/"/g, '""')}"`;
-  const out = createWriteStream(file);
-  let buffer = `${HEADER.map(quote).join(",")}\n`;
-  for (let r = 1; r <= rows; r++) {
-    buffer += `${row(r, variant).map(quote).join(",")}\n`;
-    if (buffer.length > 1 << 20) {
-      if (!out.write(buffer)) await once(out, "drain");
-      buffer = "";
-    }
-  }
-  out.end(buffer);
-  await once(out, "finish");
-}
 
 function automation(): ReturnType<typeof parseAutomation> {
   return parseAutomation({
@@ -135,32 +83,6 @@ interface PhaseResult {
   runId?: string;
   /** A live run's undo journal (record.undo). */
   undo?: { journal: boolean; entries?: number; bytes?: number };
-}
-
-/** Phase 7: the reader and the snapshot lookups of a diff run, alone. */
-async function floor(dataDir: string, file: string): Promise<number> {
-  const store = new SqliteStore(path.join(dataDir, "state.db"));
-  const reader = await openReader(file, {});
-  const key = ledgerKey("bench-import", 0);
-  let rows = 0;
-  let found = 0;
-  let ids: string[] = [];
-  try {
-    await reader.columns();
-    for await (const row of eachRow(reader)) {
-      rows++;
-      ids.push(String((row.raw as string[])[0]));
-      if (ids.length < 1000) continue;
-      found += (await store.snapshotText(key, ids)).size;
-      ids = [];
-    }
-    found += (await store.snapshotText(key, ids)).size;
-  } finally {
-    await reader.close();
-    await store.close();
-  }
-  if (found !== rows) throw new Error(`floor: ${found} of ${rows} identifiers in the snapshot`);
-  return rows;
 }
 
 async function runPhase(phase: string, dataDir: string): Promise<Omit<PhaseResult, "peakRssMb" | "peakHeapMb" | "seconds" | "rowsPerSecond" | "cpuSeconds" | "mainCpuSeconds">> {
@@ -216,7 +138,7 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   const start = process.hrtime.bigint();
   const startUsage = process.resourceUsage();
   const startMain = process.threadCpuUsage();
-  const result = phase === "bare" ? { phase, rows: await bareParse(file) } : phase === "floor" ? { phase, rows: await floor(dataDir, file) } : await runPhase(phase, dataDir);
+  const result = phase === "bare" ? { phase, rows: await bareParse(file) } : phase === "floor" ? { phase, rows: await diffFloor(path.join(dataDir, "state.db"), ledgerKey("bench-import", 0), file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
   // maxRSS also catches a spike shorter than the 100 ms sampling period.
@@ -397,7 +319,7 @@ async function main(): Promise<void> {
     const feed = path.join(folder, FEED);
     await generate(feed, rows, "base");
     const size = (await stat(feed)).size;
-    console.log(`file: ${rows.toLocaleString("en")} rows, ${HEADER.length} quoted columns, ${(size / 1e6).toFixed(0)} MB; ${Object.keys(FIELD_MAP).length} mapped`);
+    console.log(`file: ${rows.toLocaleString("en")} rows, ${FEED_COLUMNS} quoted columns, ${(size / 1e6).toFixed(0)} MB; ${Object.keys(FIELD_MAP).length} mapped`);
     const [parse, first] = await judged(dataDir, feed);
     const load = await measure("load", dataDir, feed);
     // The changed file replaces the feed: the next runs pick it up as the latest file.
