@@ -88,6 +88,7 @@ const THREADED_FROM = 100_000;
 /** Runs exports in the background, streaming rows from SQLite to the CSV so memory stays flat. */
 export class ExportRunner {
   private readonly running = new Set<Promise<void>>();
+  private threadedJobs = 0;
 
   constructor(
     private readonly ctx: ServiceCore,
@@ -133,8 +134,13 @@ export class ExportRunner {
       const threaded = this.threadedRange(job, columns);
       if (threaded) {
         threads = threaded.threads;
-        await writer.flush();
-        rows = await writeInThreads(out, { db: this.ctx.paths.db, columns, ...threaded });
+        this.threadedJobs++;
+        try {
+          await writer.flush();
+          rows = await writeInThreads(out, { db: this.ctx.paths.db, columns, ...threaded });
+        } finally {
+          this.threadedJobs--;
+        }
       } else {
         for await (const lines of this.csvPages(job, columns, matches)) {
           rows += lines.length;
@@ -154,11 +160,13 @@ export class ExportRunner {
 
   /**
    * The ids an export of every item's named fields reads in threads, when
-   * there are enough of them (`threadedFrom`, ExportRunner's option) and
-   * SQLite reads the fields out of each item's JSON.
+   * there are enough of them (`threadedFrom`, ExportRunner's option), SQLite
+   * reads the fields out of each item's JSON, and no other job is reading in
+   * threads.
    */
   private threadedRange(job: ExportJob, columns: readonly string[]): { first: number; end: number; threads: number } | null {
-    if (job.type !== "items" || job.search.trim() !== "" || !this.ctx.items.fieldRanges(columns)) return null;
+    // One job at a time in threads: each thread is an isolate of its own, and the service may run several exports at once.
+    if (this.threadedJobs > 0 || job.type !== "items" || job.search.trim() !== "" || !this.ctx.items.fieldRanges(columns)) return null;
     const { first, last } = this.ctx.items.idRange();
     const threads = exportThreads(last - first + 1, this.options.threadedFrom ?? THREADED_FROM);
     return threads ? { first, end: last + 1, threads } : null;

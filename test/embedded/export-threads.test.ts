@@ -95,6 +95,30 @@ describe("embedded service: an export read in threads", () => {
     expect(threads).toEqual([availableParallelism() >= 2 ? 2 : 0, 0]);
   });
 
+  it("reads one job at a time in threads: a second export at once reads on one connection, to the same file", async () => {
+    const logged: Array<{ threads?: number }> = [];
+    const logger = createLogger({ level: "info", destination: { write: (line: string) => void logged.push(JSON.parse(line) as { threads?: number }) } });
+    const h = await startHarness({ logger, exportThreadsFrom: 1 }, dir);
+    try {
+      const fields = { type: "items", search: "", fields: COLUMNS.slice(1).join(",") };
+      const started = await Promise.all([h.form("/v1/bulk/exports", fields), h.form("/v1/bulk/exports", fields)]);
+      const files = await Promise.all(
+        started.map(async ({ body }) => {
+          const done = await waitFor(async () => {
+            const s = (await h.json("GET", `/v1/bulk/exports/${String(body.bulk_file)}`)).body;
+            return s.status === "complete" ? s : undefined;
+          }, "export");
+          return (await fetch(String(done.url))).text();
+        }),
+      );
+      expect(files[0]).toBe(files[1]);
+      const threads = logged.filter((entry) => entry.threads !== undefined).map((entry) => entry.threads);
+      expect(threads.sort()).toEqual(availableParallelism() >= 2 ? [0, 2] : [0, 0]);
+    } finally {
+      await h.close();
+    }
+  });
+
   it("fails the export with the thread's error, and stops every thread", async () => {
     const out = createWriteStream(path.join(dir, "failed.csv"));
     const missing = path.join(dir, "no-such.db");
