@@ -1,6 +1,8 @@
 /**
- * CSV lines of an export job, quoted as csvLine quotes them but without an
- * array of cells per row: the job quotes millions of them.
+ * The embedded service's CSV lines (RFC 4180 quoting, each with its line
+ * break): an export job's rows, quoted without an array of cells per row
+ * (the job quotes millions of them), and any other line. A module of its
+ * own, importing nothing: an export's threads load it alone.
  *
  * @module
  */
@@ -23,4 +25,9 @@ export function cellsLine(cells: readonly string[]): string {
   let line = "";
   for (let i = 0; i < cells.length; i++) line += (i === 0 ? "" : ",") + cell(cells[i] ?? "");
   return `${line}\r\n`;
+}
+
+/** One line of any cells. */
+export function csvLine(cells: readonly (string | number)[]): string {
+  return cellsLine(cells.map(String));
 }

@@ -6,6 +6,8 @@ import Papa from "papaparse";
 import type Yauzl from "yauzl";
 import { lazyRequire } from "../lazy-require.js";
 
+export { csvLine } from "./csv-lines.js";
+
 /** Only a zipped upload loads it. */
 const yauzl = lazyRequire<typeof Yauzl>("yauzl");
 
@@ -109,12 +111,4 @@ export async function* csvRows(source: Readable): AsyncGenerator<string[]> {
     if (done) return;
     await new Promise<void>((resolve) => (wake = resolve));
   }
-}
-
-/** One CSV line (RFC 4180 quoting), with the line break. */
-export function csvLine(cells: readonly (string | number)[]): string {
-  return `${cells.map((cell) => {
-    const s = String(cell);
-    return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  }).join(",")}\r\n`;
 }

@@ -84,7 +84,7 @@ export async function writeInThreads(out: WriteStream, job: { db: string; column
         });
         thread.on("error", reject);
         // Once the pages are written, the threads are stopped and this rejects nothing.
-        thread.on("exit", (code) => reject(new Error(`an export thread stopped before its pages were written (exit code ${code})`)));
+        thread.on("exit", (code) => reject(new Error(`an export thread stopped before its pages were written (exit code ${code}); start the export again`)));
       }
     });
   } finally {

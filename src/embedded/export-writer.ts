@@ -166,7 +166,7 @@ export class ExportRunner {
    */
   private threadedRange(job: ExportJob, columns: readonly string[]): { first: number; end: number; threads: number } | null {
     // One job at a time in threads: each thread is an isolate of its own, and the service may run several exports at once.
-    if (this.threadedJobs > 0 || job.type !== "items" || job.search.trim() !== "" || !this.ctx.items.fieldRanges(columns)) return null;
+    if (this.threadedJobs > 0 || job.type !== "items" || job.search.trim() !== "" || !this.ctx.items.readsByRanges(columns)) return null;
     const { first, last } = this.ctx.items.idRange();
     const threads = exportThreads(last - first + 1, this.options.threadedFrom ?? THREADED_FROM);
     return threads ? { first, end: last + 1, threads } : null;

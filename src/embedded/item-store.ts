@@ -37,6 +37,15 @@ function toItem(row: Row): Item {
 /** Past about a dozen fields SQLite's reads of each item's JSON cost more than one JSON.parse of it (identifiers and cells are columns). */
 const FIELD_SCAN_COLUMNS = 8;
 
+/** Whether a column is read out of the items' JSON: neither an identifier nor a cell. */
+function isJsonField(column: string): boolean {
+  return !isIdentifier(column) && !CELL_FIELDS.has(column);
+}
+
+function readsJson(columns: readonly string[]): boolean {
+  return columns.some(isJsonField);
+}
+
 function isIdentifier(column: string): boolean {
   return column === "id" || column === "guid" || column === "sku";
 }
@@ -178,14 +187,19 @@ export class ItemStore {
    */
   fieldRanges(columns: readonly string[]): ((from: number, to: number) => string[][]) | null {
     const cells = this.jsonCells(columns);
-    if (!cells || columns.every((c) => isIdentifier(c) || CELL_FIELDS.has(c))) return null;
+    if (!cells || !readsJson(columns)) return null;
     const range = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id >= ? AND id < ? ORDER BY id`).raw();
     return (from, to) => (range.all(from, to) as Array<[number, ...Array<string | number | null>]>).map((row) => this.fieldCells(row, columns));
   }
 
+  /** Whether fieldRanges reads `columns`, without preparing its statement. */
+  readsByRanges(columns: readonly string[]): boolean {
+    return readsJson(columns) && this.jsonCells(columns) !== null;
+  }
+
   /** The SQL of each column's cell, or null for a field name a JSON path cannot spell, or for more JSON fields than pay off. */
   private jsonCells(columns: readonly string[]): string[] | null {
-    const read = columns.filter((c) => !isIdentifier(c) && !CELL_FIELDS.has(c));
+    const read = columns.filter(isJsonField);
     if (read.length > FIELD_SCAN_COLUMNS || read.some((c) => /["\\]/.test(c))) return null;
     // A literal path in the SQL (quotes doubled): the statement is prepared once per export.
     const path = (c: string): string => `'$."${c.replace(/'/g, "''")}"'`;
