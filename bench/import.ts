@@ -24,11 +24,12 @@
  *
  *   npm run bench:import [-- rows [--journal | --no-journal] [--unordered]]   (--journal: only the undo journal's side-by-side
  *   live runs; --no-journal: without them; --unordered: identifiers in no order, as UUIDs come; BENCH_CPU_PROF=<folder>: a CPU profile of each phase; BENCH_KEEP=1: keep the
- *   data folder and the compiled bench, and print how to run the nightly phase again alone)
+ *   data folder, a copy of it as the live diff found it, and the compiled bench, and print how to run the nightly and the
+ *   live diff phases again alone)
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
@@ -304,7 +305,7 @@ async function main(): Promise<void> {
   const noJournal = process.argv.includes("--no-journal");
   const bulkRows = Number(loadSettings({ env: {} }).bulkRows);
   script = await compileBench("import");
-  // BENCH_KEEP=1 keeps the data folder and the compiled bench, to run one phase again alone (`node <script> --child nightly <data> <feed>`).
+  // BENCH_KEEP=1 keeps the data folder and the compiled bench, to run one phase again alone (the commands are printed at the end).
   const keep = process.env.BENCH_KEEP === "1";
   const dir = await mkdtemp(path.join(tmpdir(), "bench-import-"));
   try {
@@ -327,6 +328,8 @@ async function main(): Promise<void> {
     const nightly = await measure("nightly", dataDir, feed);
     const service = await startService(dataDir);
     const apart = await measure("nightly", dataDir, feed, service.env).finally(service.stop);
+    // Kept, a copy of the data as the live diff found it: that phase changes the service and the snapshot, and runs again only from the copy.
+    if (keep) await cp(dataDir, `${dataDir}-before-diff`, { recursive: true });
     const diff = await measure("diff", dataDir, feed);
     const least = await measure("floor", dataDir, feed);
     const phases = [parse, first, load, nightly, { ...apart, phase: "nightly, service apart" }, diff, least];
@@ -381,8 +384,13 @@ async function main(): Promise<void> {
     await writeFile(path.join(BENCH_DIR, "out", "import.json"), `${JSON.stringify({ rows, fileBytes: size, bulkRows, phases, checks, journal }, null, 2)}\n`);
     if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
   } finally {
-    if (keep) console.log(`kept: node ${script} --child nightly ${path.join(dir, "data")} ${path.join(dir, "data", "storage", "demo", "feed", FEED)}`);
-    else {
+    if (keep) {
+      const data = path.join(dir, "data");
+      const feedIn = (folder: string): string => path.join(folder, "storage", "demo", "feed", FEED);
+      console.log(`kept: node ${script} --child nightly ${data} ${feedIn(data)}`);
+      const again = path.join(dir, "again");
+      console.log(`  and: rm -rf ${again} && cp -a ${data}-before-diff ${again} && node ${script} --child diff ${again} ${feedIn(again)}`);
+    } else {
       await removeBenchBuild();
       await rm(dir, { recursive: true, force: true });
     }
