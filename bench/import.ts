@@ -25,10 +25,9 @@
  *   npm run bench:import [-- rows [--journal | --no-journal] [--unordered]]   (--journal: only the undo journal's side-by-side
  *   live runs; --no-journal: without them; --unordered: identifiers in no order, as UUIDs come; BENCH_CPU_PROF=<folder>: a CPU profile of each phase; BENCH_KEEP=1: keep the
  *   data folder, a copy of it as the live diff found it, and the compiled bench, and print how to run the nightly and the
- *   live diff phases again alone)
+ *   live diff phases again alone; BENCH_MEMORY_TRACE=<folder>: each phase's memory every 20 ms, memory-trace.ts)
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
@@ -47,6 +46,7 @@ import { ServiceClient } from "../src/service/index.js";
 import { openWorker } from "../src/worker.js";
 import { bareParse } from "./bare-parse.js";
 import { diffFloor } from "./diff-floor.js";
+import { fileBackedRss, startMemoryTrace } from "./memory-trace.js";
 
 const FEED = "feed.csv";
 
@@ -136,12 +136,14 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
     peak = Math.max(peak, m.rss);
     heap = Math.max(heap, m.heapTotal + m.external);
   }, 100);
+  const trace = startMemoryTrace(phase);
   const start = process.hrtime.bigint();
   const startUsage = process.resourceUsage();
   const startMain = process.threadCpuUsage();
   const result = phase === "bare" ? { phase, rows: await bareParse(file) } : phase === "floor" ? { phase, rows: await diffFloor(path.join(dataDir, "state.db"), ledgerKey("bench-import", 0), file) } : await runPhase(phase, dataDir);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   clearInterval(timer);
+  trace?.stop();
   // maxRSS also catches a spike shorter than the 100 ms sampling period.
   const usage = process.resourceUsage();
   const peakRssMb = Math.max(peak, usage.maxRSS * 1024) / 2 ** 20;
@@ -153,15 +155,6 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
 }
 
 /** RssFile of /proc/self/status, in bytes: undefined where there is no such file. */
-function fileBackedRss(): number | undefined {
-  try {
-    const kb = /^RssFile:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
-    return kb === undefined ? undefined : Number(kb) * 1024;
-  } catch {
-    return undefined;
-  }
-}
-
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 let script = "";
