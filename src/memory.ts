@@ -42,6 +42,20 @@ const PRETENURING = "--no-allocation-site-pretenuring";
 const NEW_SPACE_GROWTH = "--semi-space-growth-factor=1";
 
 /**
+ * When V8 starts marking the old generation for a full collection: at once,
+ * when the old generation holds this share (in percent) of its limit, or
+ * the heap with external memory of the global limit. V8's own rule starts it
+ * by a task once less than a new space's size is left, about as early in a
+ * small heap, but in a diff run, whose source index arrives as tens of
+ * megabytes of external memory while the feed is read, the new space grew
+ * far past its size in some runs meanwhile, and the old generation with it:
+ * the peak RSS of one run moved widely from one run to the next (the
+ * figures are in the commit and the README). Read at each decision, like
+ * the two above.
+ */
+const MARKING_TRIGGER = "--incremental-marking-hard-trigger=50";
+
+/**
  * What the `conveyor` command sets in the environment Node.js starts with: its
  * shebang line, `npm start` and the hand-over to the bundled runtime (cli.ts).
  *
@@ -59,6 +73,7 @@ export function tuneHeap(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   v8.setFlagsFromString(PRETENURING);
   v8.setFlagsFromString(NEW_SPACE_GROWTH);
+  v8.setFlagsFromString(MARKING_TRIGGER);
 }
 
 /**
