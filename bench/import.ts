@@ -154,7 +154,6 @@ async function child(phase: string, dataDir: string, file: string): Promise<void
   process.stdout.write(JSON.stringify({ ...result, seconds, rowsPerSecond: result.rows / seconds, peakRssMb, peakHeapMb: heap / 2 ** 20, peakFileMb: mapped === undefined ? undefined : mapped / 2 ** 20, cpuSeconds, mainCpuSeconds }));
 }
 
-/** RssFile of /proc/self/status, in bytes: undefined where there is no such file. */
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 let script = "";

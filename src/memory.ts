@@ -49,7 +49,7 @@ const NEW_SPACE_GROWTH = "--semi-space-growth-factor=1";
  * small heap, but in a diff run, whose source index arrives as tens of
  * megabytes of external memory while the feed is read, the new space grew
  * far past its size in some runs meanwhile, and the old generation with it:
- * the peak RSS of one run moved widely from one run to the next (the
+ * the peak RSS of a diff run moved widely from one run to the next (the
  * figures are in the commit and the README). Read at each decision, like
  * the two above.
  */
