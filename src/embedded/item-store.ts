@@ -186,15 +186,20 @@ export class ItemStore {
    * cells cost little to read) or where scanFields gives null.
    */
   fieldRanges(columns: readonly string[]): ((from: number, to: number) => string[][]) | null {
-    const cells = this.jsonCells(columns);
-    if (!cells || !readsJson(columns)) return null;
+    const cells = this.rangeCells(columns);
+    if (!cells) return null;
     const range = this.db.prepare(`SELECT id, ${cells.join(", ")} FROM items WHERE id >= ? AND id < ? ORDER BY id`).raw();
     return (from, to) => (range.all(from, to) as Array<[number, ...Array<string | number | null>]>).map((row) => this.fieldCells(row, columns));
   }
 
   /** Whether fieldRanges reads `columns`, without preparing its statement. */
   readsByRanges(columns: readonly string[]): boolean {
-    return readsJson(columns) && this.jsonCells(columns) !== null;
+    return this.rangeCells(columns) !== null;
+  }
+
+  /** The cells' SQL of fieldRanges: null where no column is read out of the JSON, or jsonCells gives null. */
+  private rangeCells(columns: readonly string[]): string[] | null {
+    return readsJson(columns) ? this.jsonCells(columns) : null;
   }
 
   /** The SQL of each column's cell, or null for a field name a JSON path cannot spell, or for more JSON fields than pay off. */
