@@ -25,3 +25,31 @@ export interface PlannedOp {
   changes: FieldChange[];
   reason?: string;
 }
+
+/**
+ * A create as the product planner makes it: the fields it sets, in order, and
+ * the mapped record that holds their values. The writer reads the values from
+ * the record (OpPageEncoder), so `changes` is built only where something else
+ * asks for it: a first load of a million rows made eleven million FieldChange
+ * objects that nothing but the writer read, a fifth of its main thread's
+ * allocations.
+ */
+export class PlannedCreate implements PlannedOp {
+  readonly kind = "create";
+  readonly reason = undefined;
+  private built: FieldChange[] | null = null;
+
+  constructor(
+    readonly action: ProductAction,
+    readonly identifier: string,
+    readonly line: number,
+    /** Shared by the creates that set the same fields; never changed once made. */
+    readonly fields: readonly string[],
+    readonly values: Readonly<Record<string, string>>,
+  ) {}
+
+  get changes(): FieldChange[] {
+    this.built ??= this.fields.map((field) => ({ field, before: null, after: this.values[field] ?? "" }));
+    return this.built;
+  }
+}

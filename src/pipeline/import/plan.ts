@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { FieldChange, OpKind, PlannedOp, ProductAction } from "../planned-op.js";
+import { PlannedCreate, type FieldChange, type OpKind, type PlannedOp, type ProductAction } from "../planned-op.js";
 import { changedFields } from "./diff.js";
 
 export interface ProductPlanConfig {
@@ -34,6 +34,8 @@ export interface ProductPlanInput {
   snapshot: Record<string, string> | undefined;
   /** A run diff: fields the service holds already are dropped, as those equal to the snapshot are. */
   diff?: boolean;
+  /** The planner's list of the fields its creates set, shared from one create to the next. */
+  createdFields?: CreatedFields;
 }
 
 /** Every operation is built with the same properties in the same order: one object shape for a million of them. */
@@ -65,10 +67,34 @@ export function planProduct(config: ProductPlanConfig, input: ProductPlanInput):
     return op("update", config.update, input, changes);
   }
   if (!config.create) return op("skipped", null, input, [], "not in scope, and the file config has no create");
-  const changes: FieldChange[] = [];
-  // No `same` here: a created record's fields have no value before, and a million creates keep their smaller objects.
-  for (const field in values) if (settable(field, config, ignored)) changes.push({ field, before: null, after: values[field] ?? "" });
-  return op("create", config.create, input, changes);
+  const fields = (input.createdFields ?? new CreatedFields()).of(values, config, ignored);
+  return new PlannedCreate(config.create, input.identifier, input.line, fields, values);
+}
+
+/**
+ * The field list of the creates planned last. A feed's records mostly set
+ * the same fields in the same order, so one list serves them all: each
+ * record's fields are compared with it in place, and a list is made only
+ * when they differ.
+ */
+export class CreatedFields {
+  private last: readonly string[] = [];
+
+  of(values: Record<string, string>, config: ProductPlanConfig, ignored: ReadonlySet<string>): readonly string[] {
+    const last = this.last;
+    let count = 0;
+    let same = true;
+    for (const field in values) {
+      if (!settable(field, config, ignored)) continue;
+      if (same && last[count] !== field) same = false;
+      count++;
+    }
+    if (same && count === last.length) return last;
+    const fields: string[] = [];
+    for (const field in values) if (settable(field, config, ignored)) fields.push(field);
+    this.last = fields;
+    return fields;
+  }
 }
 
 export function planRemoval(config: ProductPlanConfig, identifier: string): PlannedOp | null {

@@ -15,7 +15,7 @@ import type { ImportMapper } from "../../mapping/index.js";
 import type { StateStore } from "../../state/index.js";
 import type { PlannedOp } from "../planned-op.js";
 import { ChangeTally } from "./change-guard.js";
-import { countSame, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
+import { countSame, CreatedFields, planProduct, planRemoval, type PlanCounts, type ProductPlanConfig, type SameCounts } from "./plan.js";
 import { SETTLED, type RowSource } from "./read.js";
 import { SCOPE, SOURCE, sourceMatch, type SourceIndex } from "./source-index.js";
 import { ScopeWait } from "./scope-wait.js";
@@ -73,6 +73,7 @@ export class ProductPlanner {
   /** The source index of the batch being settled, and its slot of each row (`SourceIndex.lastSlot`). */
   private index: SourceIndex | null = null;
   private slots = new Int32Array(0);
+  private readonly createdFields = new CreatedFields();
 
   constructor(
     private readonly o: PlannerOptions,
@@ -191,7 +192,7 @@ export class ProductPlanner {
         continue;
       }
       const before = stored === undefined ? undefined : (JSON.parse(stored) as Record<string, string>);
-      const op = planProduct(o.plan, { identifier: row.identifier, line: row.line, values, ignored, service, snapshot: before, diff: o.diff });
+      const op = planProduct(o.plan, { identifier: row.identifier, line: row.line, values, ignored, service, snapshot: before, diff: o.diff, createdFields: this.createdFields });
       const waiting = this.record(op);
       if (waiting) await waiting;
       // A snapshot entry that already holds these exact values is left alone: in a diff run that is most of a daily feed, not rewritten.

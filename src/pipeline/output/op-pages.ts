@@ -13,7 +13,8 @@
  */
 
 import type { OpRow } from "./op-rows.js";
-import type { OpKind, PlannedOp } from "../planned-op.js";
+import { ownCopy } from "../../memory.js";
+import { PlannedCreate, type OpKind, type PlannedOp } from "../planned-op.js";
 
 export interface OpPage {
   columns: Array<{ id: number; names: string[] }>;
@@ -28,6 +29,7 @@ export interface OpPage {
 const KINDS: readonly OpKind[] = ["create", "update", "remove", "unchanged", "skipped"];
 const ACTIONS: ReadonlyArray<string | null> = [null, "start", "add", "edit", "relist", "end", "delete", "create", "update", "archive"];
 const KIND_CODE = new Map<OpKind, number>(KINDS.map((k, i) => [k, i]));
+const CREATE_CODE = KINDS.indexOf("create");
 const ACTION_CODE = new Map<string | null, number>(ACTIONS.map((a, i) => [a, i]));
 
 // code = kind | action << 3 | flags
@@ -64,7 +66,9 @@ export class OpPageEncoder {
   private readonly codes = new Ints();
   private readonly lengths = new Ints();
   private readonly marks = new Ints();
-  private text = "";
+  /** The page's values, joined into its text when it is taken: a string grown value by value was joined anyway when it was sent, piece by piece. */
+  private readonly parts: string[] = [];
+  private partCount = 0;
   private count = 0;
 
   /** Operations in the page being filled. */
@@ -73,6 +77,10 @@ export class OpPageEncoder {
   }
 
   add(op: PlannedOp): void {
+    if (op instanceof PlannedCreate) {
+      this.addCreate(op);
+      return;
+    }
     const { changes } = op;
     let before = false;
     let same = false;
@@ -85,12 +93,22 @@ export class OpPageEncoder {
     const kind = KIND_CODE.get(op.kind) ?? 0;
     const action = ACTION_CODE.get(op.action) ?? 0;
     this.codes.push(kind | (action << ACTION_SHIFT) | (before ? HAS_BEFORE : 0) | (op.reason === undefined ? 0 : HAS_REASON) | (same ? HAS_SAME : 0));
-    this.codes.push(this.columnsId(op));
+    this.codes.push(this.columnsOf(changes));
     if (same) this.mark(changes);
     this.value(op.identifier);
     if (op.reason !== undefined) this.value(op.reason);
     for (let i = 0; i < changes.length; i++) this.value(changes[i]?.after ?? "");
     if (before) for (let i = 0; i < changes.length; i++) this.value(changes[i]?.before ?? "");
+    this.count++;
+  }
+
+  /** A create's values straight from its record: no value before, none the service holds. */
+  private addCreate(op: PlannedCreate): void {
+    const { fields, values } = op;
+    this.codes.push(CREATE_CODE | ((ACTION_CODE.get(op.action) ?? 0) << ACTION_SHIFT));
+    this.codes.push(this.createdColumns(fields));
+    this.value(op.identifier);
+    for (let i = 0; i < fields.length; i++) this.value(values[fields[i] as string] ?? "");
     this.count++;
   }
 
@@ -103,31 +121,46 @@ export class OpPageEncoder {
   }
 
   private value(text: string): void {
-    this.text += text;
+    this.parts[this.partCount++] = text;
     this.lengths.push(text.length);
   }
 
   /** The page so far; the next one starts empty. */
   take(): OpPage {
-    const page: OpPage = { columns: this.columns, codes: this.codes.take(), lengths: this.lengths.take(), marks: this.marks.take(), text: this.text };
+    const { parts } = this;
+    if (parts.length !== this.partCount) parts.length = this.partCount;
+    // A text of its own: values are often slices of the feed's text, each keeping its piece alive, and a join of
+    // one value is that value. The list lets them go too.
+    const text = parts.length === 1 ? ownCopy(parts[0] ?? "") : parts.join("");
+    parts.fill("");
+    this.partCount = 0;
+    const page: OpPage = { columns: this.columns, codes: this.codes.take(), lengths: this.lengths.take(), marks: this.marks.take(), text };
     this.columns = [];
-    this.text = "";
     this.count = 0;
     return page;
   }
 
   /** Most operations set the same fields as the one before: compared in place, no key built. */
-  private columnsId(op: PlannedOp): number {
-    const { changes } = op;
+  private columnsOf(changes: PlannedOp["changes"]): number {
     const last = this.last;
     if (last && last.names.length === changes.length && changes.every((c, i) => c.field === last.names[i])) return last.id;
-    const names = changes.map((c) => c.field);
+    return this.columnsId(changes.map((c) => c.field));
+  }
+
+  /** A create's fields: the planner's shared list (CreatedFields) is the last one as a rule, known by identity. */
+  private createdColumns(fields: readonly string[]): number {
+    const last = this.last;
+    if (last && (last.names === fields || (last.names.length === fields.length && fields.every((f, i) => f === last.names[i])))) return last.id;
+    return this.columnsId(fields);
+  }
+
+  private columnsId(names: readonly string[]): number {
     const key = names.join("\u0000");
     let id = this.ids.get(key);
     if (id === undefined) {
       id = this.ids.size;
       this.ids.set(key, id);
-      this.columns.push({ id, names });
+      this.columns.push({ id, names: [...names] });
     }
     this.last = { names, id };
     return id;

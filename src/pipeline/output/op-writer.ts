@@ -26,7 +26,6 @@
 
 import type { Worker } from "node:worker_threads";
 import { ConveyorError } from "../../errors.js";
-import { ownCopy } from "../../memory.js";
 import { secretCount, secretValues } from "../../secrets.js";
 import { startThread } from "../../thread.js";
 import type { OpFilesOptions, OpFilesResult } from "./op-files.js";
@@ -185,12 +184,8 @@ export class OpWriter {
   private send(full: boolean): Promise<void> | undefined {
     // Before the thread starts, full pages wait until the pass has planned enough writes to pay for it.
     const hold = !this.channel && full && (this.held.length + 1) * PAGE_OPS < THREAD_FROM_OPS;
-    if (this.encoder.size) {
-      const page = this.encoder.take();
-      // A page sent is copied at once; one held keeps its text, joined from slices of the feed's chunks, each of which
-      // it would keep alive: a nightly run whose few changes were spread over the feed held most of the file.
-      this.held.push({ type: "page", page: hold ? { ...page, text: ownCopy(page.text) } : page });
-    }
+    // A page's text is a string of its own (OpPageEncoder.take): held, it keeps no piece of the feed alive.
+    if (this.encoder.size) this.held.push({ type: "page", page: this.encoder.take() });
     if (hold) {
       if (!this.ahead && this.dense(this.held.length * PAGE_OPS)) this.ahead = this.startThread();
       return undefined;

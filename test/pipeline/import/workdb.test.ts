@@ -4,7 +4,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { WorkDb } from "../../../src/pipeline/import/workdb.js";
 import { SNAPSHOT_PUT_ENTRIES } from "../../../src/state/snapshot-entry.js";
-import { planProduct, planRemoval } from "../../../src/pipeline/import/plan.js";
+import { CreatedFields, planProduct, planRemoval } from "../../../src/pipeline/import/plan.js";
+import { PlannedCreate } from "../../../src/pipeline/planned-op.js";
 
 const open = (): WorkDb => new WorkDb(path.join(mkdtempSync(path.join(tmpdir(), "conveyor-work-")), "work.db"));
 
@@ -199,6 +200,24 @@ describe("planProduct", () => {
     const op = planProduct(config, input);
     expect(op).toMatchObject({ kind: "create", action: "add", identifier: "A", line: 2 });
     expect(op.changes.map((c) => c.field)).toEqual(["stock", "cost"]);
+  });
+
+  it("gives creates that set the same fields one list, and builds their changes only when asked", () => {
+    const createdFields = new CreatedFields();
+    const a = planProduct(config, { ...input, createdFields });
+    const b = planProduct(config, { ...input, identifier: "B", values: { guid: "B", stock: "7", cost: "2.00" }, createdFields });
+    const c = planProduct(config, { ...input, identifier: "C", values: { guid: "C", cost: "3.00", stock: "1" }, createdFields });
+    const d = planProduct(config, { ...input, identifier: "D", values: { guid: "D", stock: "2", cost: "4.00" }, ignored: new Set(["cost"]), createdFields });
+    expect([a, b, c, d].every((op) => op instanceof PlannedCreate)).toBe(true);
+    if (!(a instanceof PlannedCreate && b instanceof PlannedCreate && c instanceof PlannedCreate && d instanceof PlannedCreate)) return;
+    expect(b.fields).toBe(a.fields);
+    expect(c.fields).toEqual(["cost", "stock"]);
+    expect(d.fields).toEqual(["stock"]);
+    expect(b.changes).toEqual([
+      { field: "stock", before: null, after: "7" },
+      { field: "cost", before: null, after: "2.00" },
+    ]);
+    expect(b.changes).toBe(b.changes);
   });
 
   it("updates what is in scope; an update with nothing left is unchanged", () => {

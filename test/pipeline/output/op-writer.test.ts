@@ -9,7 +9,7 @@ import { OpFiles, type OpFilesOptions, type OpFilesResult } from "../../../src/p
 import { OpPageDecoder, OpPageEncoder } from "../../../src/pipeline/output/op-pages.js";
 import { opRow } from "../../../src/pipeline/output/op-rows.js";
 import { OpWriter, THREAD_FROM_OPS, THREAD_FROM_SHARE } from "../../../src/pipeline/output/op-writer.js";
-import type { PlannedOp } from "../../../src/pipeline/planned-op.js";
+import { PlannedCreate, type PlannedOp } from "../../../src/pipeline/planned-op.js";
 import { MASK, registerSecret } from "../../../src/secrets.js";
 
 /** The writer thread of a product pass: what crosses to it, and what it writes. */
@@ -32,10 +32,14 @@ function ops(count: number): PlannedOp[] {
     if (i % 7 === 3) out.push({ kind: "update", action: "edit", identifier: `U${i}`, line: i + 2, changes: [{ field: "stock", before: i % 2 ? null : same ? String(i) : "1", after: String(i), same }] });
     else if (i % 11 === 5) out.push({ kind: "remove", action: "end", identifier: `R${i}`, line: null, changes: [] });
     else if (i % 13 === 6) out.push({ kind: "skipped", action: null, identifier: `S${i}`, line: i + 2, changes: [], reason: `no update, ${odd}` });
+    // The planner's creates (PlannedCreate, read from their record) and creates as plain operations, mixed.
+    else if (i % 3 === 1) out.push(new PlannedCreate("add", `C${i}${odd}`, i + 2, CREATED, { guid: `C${i}${odd}`, title: `Title ${odd}`, stock: String(i) }));
     else out.push({ kind: "create", action: "add", identifier: `C${i}${odd}`, line: i + 2, changes: [{ field: "title", before: null, after: `Title ${odd}` }, { field: "stock", before: null, after: String(i) }] });
   }
   return out;
 }
+
+const CREATED: readonly string[] = ["title", "stock"];
 
 /** Every file of a folder, by name. */
 function files(dir: string): Record<string, string> {
