@@ -27,7 +27,7 @@
  *   data folder, a copy of it as the live diff found it, and the compiled bench, and print how to run the nightly and the
  *   live diff phases again alone; BENCH_MEMORY_TRACE=<folder>: each phase's memory every 20 ms, memory-trace.ts)
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
@@ -171,6 +171,9 @@ function profileArgs(phase: string): string[] {
 }
 
 async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
+  // What the phases before wrote reaches the disk first: written back meanwhile, it slowed this phase's own writes
+  // (the live diff's download of the feed, a copy in the kernel, took 0.2 s or 1.3 s from one run to the next).
+  execFileSync("sync");
   // Every phase starts as the `conveyor` command does (its shebang line), the references too (see child()).
   const proc = spawn(process.execPath, [...profileArgs(phase), script, "--child", phase, dataDir, file], {
     stdio: ["ignore", "pipe", "inherit"],
