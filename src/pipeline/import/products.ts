@@ -16,7 +16,7 @@ import type { RunCounts } from "../../state/index.js";
 import { applyProductFiles, bulkIdentifiers, type ApplyResult } from "./apply-products.js";
 import type { BulkFile } from "../output/bulk-batcher.js";
 import type { FetchedFile } from "./fetch.js";
-import { OpWriter } from "../output/op-writer.js";
+import { AHEAD_FROM_BYTES, OpWriter } from "../output/op-writer.js";
 import { mappedPlaces } from "./failure-lines.js";
 import { notPlannedLog } from "../logs.js";
 import { reportRowError, type PassInput, type PassPlan, type PassStrategy } from "./pass-driver.js";
@@ -165,6 +165,7 @@ async function planProducts(
   const { config } = input;
   const output = out.sink;
   const files = await input.files;
+  if (!input.diff && files.reduce((sum, f) => sum + f.size, 0) >= AHEAD_FROM_BYTES) out.writer.startAhead();
   input.onStage?.("read", 0);
   // What a run without the undo journal reads of the scope: only those fields may be dropped as `same` by a diff run.
   const known = scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff, limited });

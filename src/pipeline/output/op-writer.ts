@@ -38,6 +38,8 @@ const PAGE_OPS = 500;
 const MAX_IN_FLIGHT = 8;
 /** Writes a pass plans before its thread starts: a nightly run of a million rows with one in a hundred changed stays below. */
 export const THREAD_FROM_OPS = 20_000;
+/** Bytes of files from which a pass that writes most of its rows has the thread started before its first row (startAhead). */
+export const AHEAD_FROM_BYTES = 8 << 20;
 /** Writes per row read below which a pass that reaches THREAD_FROM_OPS writes in process all the same. */
 export const THREAD_FROM_SHARE = 1 / 20;
 
@@ -98,6 +100,19 @@ export class OpWriter {
     if (op.kind === "unchanged" || (op.kind === "skipped" && !this.planned)) return undefined;
     this.encoder.add(op);
     return this.encoder.size < PAGE_OPS ? undefined : this.send(true);
+  }
+
+  /**
+   * The pass will write a line for most of its rows (it is no diff run) and
+   * its files are large enough to plan THREAD_FROM_OPS writes: the thread is
+   * started now, while the pass checks the header and maps its first rows.
+   * Started at the first page, it was still starting when the held pages
+   * went, and the planner stood idle meanwhile. A pass that then stays small
+   * stops it unused, as it does a thread started at the first page.
+   */
+  startAhead(): void {
+    if (this.closed || this.channel || this.ahead) return;
+    this.ahead = this.startThread();
   }
 
   /** The rows the pass has read so far, mapped or not: the thread starts only for writes that are not a small share of them. */

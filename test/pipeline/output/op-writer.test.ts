@@ -215,13 +215,32 @@ describe("OpWriter", () => {
     expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
   });
 
+  it("starts the thread before the first operation when asked, and writes on it", async () => {
+    const planned = ops(THREADED);
+    const { inProcess, threaded, options } = await inProcessFirst(planned);
+    const writer = OpWriter.open(options(threaded));
+    try {
+      writer.startAhead();
+      expect(writer.threadRunning).toBe(true);
+      for (const op of planned) await writer.add(op);
+      await writer.finish();
+      expect(writer.threaded).toBe(true);
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
+    expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+  });
+
   it.each([
-    ["fewer writes than a page", 120, 0, false],
+    ["fewer writes than a page", 120, 0, false, false],
+    // A large file whose pass then wrote little: the thread it had started ahead is stopped unused.
+    ["fewer writes than a page, the thread started ahead", 120, 0, true, true],
     // Dense from its first page, it has the thread started ahead, and stopped unused at the end.
-    ["many pages, too few to use the thread", THREAD_FROM_OPS - 700, 0, true],
+    ["many pages, too few to use the thread", THREAD_FROM_OPS - 700, 0, true, false],
     // A nightly diff run of a large feed: its writes pass THREAD_FROM_OPS, a small share of the rows it has read.
-    ["sparse writes past the thread's count", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1, false],
-  ])("writes a pass of %s in process, the same bytes", async (_name, count, rowsRead, ahead) => {
+    ["sparse writes past the thread's count", THREADED, Math.ceil(THREADED / THREAD_FROM_SHARE) + 1, false, false],
+  ])("writes a pass of %s in process, the same bytes", async (_name, count, rowsRead, ahead, startAhead) => {
     const planned = ops(count);
     const [inProcess, small] = [folder(), folder()];
     for (const dir of [inProcess, small]) mkdirSync(path.join(dir, "bulk"));
@@ -231,6 +250,7 @@ describe("OpWriter", () => {
     const expected = await local.finish();
     const writer = OpWriter.open(options(small));
     writer.noteRows(rowsRead);
+    if (startAhead) writer.startAhead();
     try {
       for (const op of planned) await writer.add(op);
       expect(writer.threadRunning).toBe(ahead);
