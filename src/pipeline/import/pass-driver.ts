@@ -31,6 +31,8 @@ export interface PassInput {
   snapshotKey: string;
   /** The downloads under way: a product pass reads its scope meanwhile. */
   files: Promise<readonly FetchedFile[]>;
+  /** The files' bytes as their listing gave them, known before they download (0 where it gives none). */
+  listedBytes?: number;
   workDir: string;
   debug: DebugFiles;
   client: ServiceClient;

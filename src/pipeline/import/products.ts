@@ -87,6 +87,8 @@ export async function openProductPass(input: PassInput): Promise<PassStrategy> {
   const work = new WorkDb(path.join(input.workDir, "work.db"));
   const repeats = new RepeatFinder(path.join(input.workDir, "repeats"));
   const output = OpWriter.open({ bulkFolder: path.join(input.workDir, "bulk"), identifierField: config.identifier, bulkRows: input.bulkRows, planPath: await input.debug.lendPlan(), keptCopies: input.debug.full });
+  // A pass that is no diff run writes a line for most rows: its thread starts while the files download.
+  if (!input.diff && (input.listedBytes ?? 0) >= AHEAD_FROM_BYTES) output.startAhead();
   const undo = input.undo;
   const mapped = mappedFields(config);
   const limited = limitedFields(config, mapped);
@@ -165,7 +167,6 @@ async function planProducts(
   const { config } = input;
   const output = out.sink;
   const files = await input.files;
-  if (!input.diff && files.reduce((sum, f) => sum + f.size, 0) >= AHEAD_FROM_BYTES) out.writer.startAhead();
   input.onStage?.("read", 0);
   // What a run without the undo journal reads of the scope: only those fields may be dropped as `same` by a diff run.
   const known = scopeFields(config, mappedFields(config), serviceActionFields(config), { before: input.debug.full && !input.diff, limited });

@@ -75,6 +75,7 @@ export async function runImport(ctx: RunContext): Promise<PassOutcome> {
           config,
           snapshotKey: ledgerKey(options.key, index),
           files,
+          listedBytes: chosen.reduce((sum, f) => sum + f.size, 0),
           workDir: path.join(ctx.workDir, `config-${index + 1}`),
           debug: ctx.debug,
           client: ctx.client,

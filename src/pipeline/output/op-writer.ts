@@ -68,6 +68,8 @@ export class OpWriter {
   private channel: Channel | null = null;
   /** The thread started ahead of THREAD_FROM_OPS, not yet the channel. */
   private ahead: Channel | null = null;
+  /** startAhead was called: every page goes to the thread, none is held. */
+  private committed = false;
   /** Full pages held until the pass has planned enough writes to start the thread, or finishes without. */
   private held: PageMessage[] = [];
   private threadAlive = false;
@@ -105,14 +107,16 @@ export class OpWriter {
   /**
    * The pass will write a line for most of its rows (it is no diff run) and
    * its files are large enough to plan THREAD_FROM_OPS writes: the thread is
-   * started now, while the pass checks the header and maps its first rows.
-   * Started at the first page, it was still starting when the held pages
-   * went, and the planner stood idle meanwhile. A pass that then stays small
-   * stops it unused, as it does a thread started at the first page.
+   * started now, while the files download, and takes every page from the
+   * first. Started at the first page, it was still starting (beside the
+   * download's hash thread) when the held pages went; and held pages, sent
+   * at once, left the planner idle until the thread had written all but
+   * MAX_IN_FLIGHT of them.
    */
   startAhead(): void {
-    if (this.closed || this.channel || this.ahead) return;
-    this.ahead = this.startThread();
+    if (this.closed || this.channel) return;
+    this.committed = true;
+    this.ahead ??= this.startThread();
   }
 
   /** The rows the pass has read so far, mapped or not: the thread starts only for writes that are not a small share of them. */
@@ -155,7 +159,7 @@ export class OpWriter {
    */
   private open(full: boolean): Channel {
     if (this.channel) return this.channel;
-    const threaded = full && this.dense(THREAD_FROM_OPS);
+    const threaded = this.committed || (full && this.dense(THREAD_FROM_OPS));
     this.channel = threaded ? (this.ahead ?? this.startThread()) : this.inProcess();
     // Not awaited: a small pass would wait for a thread it never used to stop.
     if (!threaded) this.ahead?.close().catch(() => undefined);
@@ -198,7 +202,7 @@ export class OpWriter {
 
   private send(full: boolean): Promise<void> | undefined {
     // Before the thread starts, full pages wait until the pass has planned enough writes to pay for it.
-    const hold = !this.channel && full && (this.held.length + 1) * PAGE_OPS < THREAD_FROM_OPS;
+    const hold = !this.channel && !this.committed && full && (this.held.length + 1) * PAGE_OPS < THREAD_FROM_OPS;
     // A page's text is a string of its own (OpPageEncoder.take): held, it keeps no piece of the feed alive.
     if (this.encoder.size) this.held.push({ type: "page", page: this.encoder.take() });
     if (hold) {
