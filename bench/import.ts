@@ -171,8 +171,7 @@ function profileArgs(phase: string): string[] {
 }
 
 async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
-  // What the phases before wrote reaches the disk first: written back meanwhile, it slowed this phase's own writes
-  // (the live diff's download of the feed, a copy in the kernel, took 0.2 s or 1.3 s from one run to the next).
+  // What the phases before wrote reaches the disk first: written back meanwhile, it slowed this phase's own writes.
   execFileSync("sync");
   // Every phase starts as the `conveyor` command does (its shebang line), the references too (see child()).
   const proc = spawn(process.execPath, [...profileArgs(phase), script, "--child", phase, dataDir, file], {

@@ -30,9 +30,8 @@ export interface PlannedOp {
  * A create as the product planner makes it: the fields it sets, in order, and
  * the mapped record that holds their values. The writer reads the values from
  * the record (OpPageEncoder), so `changes` is built only where something else
- * asks for it: a first load of a million rows made eleven million FieldChange
- * objects that nothing but the writer read, a fifth of its main thread's
- * allocations.
+ * asks for it: a first load made a FieldChange for every field of every row,
+ * which nothing but the writer read.
  */
 export class PlannedCreate implements PlannedOp {
   readonly kind = "create";

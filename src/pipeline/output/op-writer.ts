@@ -19,7 +19,9 @@
  * pass whose writes are a small share of the rows it has read by then (a
  * nightly run of a larger feed) goes on writing in this process instead of
  * starting the thread: its writes cost the planner little, and the thread
- * as much memory as at any size.
+ * as much memory as at any size. A pass known to write most of a large
+ * file's rows (startAhead) skips all of that: its thread starts while the
+ * file downloads and takes every page.
  *
  * @module
  */
