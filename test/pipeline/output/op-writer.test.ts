@@ -139,6 +139,19 @@ async function inProcessFirst(planned: readonly PlannedOp[]): Promise<{ inProces
   return { inProcess, threaded, options, expected: await local.finish() };
 }
 
+/** The plan and bulk files of a pass written by the writer are those written in process, byte for byte. */
+function expectSameFiles(written: string, inProcess: string): void {
+  expect(readFileSync(path.join(written, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
+  expect(files(path.join(written, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+}
+
+/** Finishes a pass the writer's thread wrote: the thread has stopped. */
+async function finishOnThread(writer: OpWriter): Promise<void> {
+  await writer.finish();
+  expect(writer.threaded).toBe(true);
+  expect(writer.threadRunning).toBe(false);
+}
+
 describe("OpWriter", () => {
   it("writes on its thread the very bytes the files are written with in process", async () => {
     const planned = ops(THREADED);
@@ -159,8 +172,7 @@ describe("OpWriter", () => {
     } finally {
       await writer.close();
     }
-    expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
-    expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+    expectSameFiles(threaded, inProcess);
     const plan = readFileSync(path.join(threaded, "plan.csv"), "utf8");
     expect(plan.startsWith("operation,action,identifier,field,before,after,change\r\n")).toBe(true);
     expect(plan).toContain('create,add,"C2say ""hi""",title,,"Title say ""hi""",new\r\n');
@@ -205,14 +217,11 @@ describe("OpWriter", () => {
       expect(writer.threadRunning).toBe(true);
       expect(writer.threaded).toBe(false);
       for (const op of planned.slice(first.length)) await writer.add(op);
-      await writer.finish();
-      expect(writer.threaded).toBe(true);
-      expect(writer.threadRunning).toBe(false);
+      await finishOnThread(writer);
     } finally {
       await writer.close();
     }
-    expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
-    expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+    expectSameFiles(threaded, inProcess);
   });
 
   it.each([
@@ -231,14 +240,11 @@ describe("OpWriter", () => {
         // No page is held for a count: the first full one goes to the thread.
         if (i === 600) expect(writer.threaded).toBe(true);
       }
-      await writer.finish();
-      expect(writer.threaded).toBe(true);
-      expect(writer.threadRunning).toBe(false);
+      await finishOnThread(writer);
     } finally {
       await writer.close();
     }
-    expect(readFileSync(path.join(threaded, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
-    expect(files(path.join(threaded, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+    expectSameFiles(threaded, inProcess);
   });
 
   it.each([
@@ -267,8 +273,7 @@ describe("OpWriter", () => {
     } finally {
       await writer.close();
     }
-    expect(readFileSync(path.join(small, "plan.csv"), "utf8")).toBe(readFileSync(path.join(inProcess, "plan.csv"), "utf8"));
-    expect(files(path.join(small, "bulk"))).toEqual(files(path.join(inProcess, "bulk")));
+    expectSameFiles(small, inProcess);
   });
 
   it("keeps no piece of the feed alive through the pages it holds before the thread starts", async () => {
