@@ -27,7 +27,7 @@
  *   data folder, a copy of it as the live diff found it, and the compiled bench, and print how to run the nightly and the
  *   live diff phases again alone; BENCH_MEMORY_TRACE=<folder>: each phase's memory every 20 ms, memory-trace.ts)
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
@@ -47,6 +47,7 @@ import { openWorker } from "../src/worker.js";
 import { bareParse } from "./bare-parse.js";
 import { diffFloor } from "./diff-floor.js";
 import { fileBackedRss, startMemoryTrace } from "./memory-trace.js";
+import { settleDisk } from "./settle-disk.js";
 
 const FEED = "feed.csv";
 
@@ -171,8 +172,7 @@ function profileArgs(phase: string): string[] {
 }
 
 async function measure(phase: string, dataDir: string, file: string, env: Record<string, string> = {}): Promise<PhaseResult> {
-  // What the phases before wrote reaches the disk first: written back meanwhile, it slowed this phase's own writes.
-  execFileSync("sync");
+  await settleDisk(file);
   // Every phase starts as the `conveyor` command does (its shebang line), the references too (see child()).
   const proc = spawn(process.execPath, [...profileArgs(phase), script, "--child", phase, dataDir, file], {
     stdio: ["ignore", "pipe", "inherit"],
