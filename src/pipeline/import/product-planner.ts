@@ -73,6 +73,8 @@ export class ProductPlanner {
   /** The source index of the batch being settled, and its slot of each row (`SourceIndex.lastSlot`). */
   private index: SourceIndex | null = null;
   private slots = new Int32Array(0);
+  /** Per row of that batch, its slot when the entry is the identifier's own (`SourceIndex.lastOwn`). */
+  private owns = new Int32Array(0);
   private readonly createdFields = new CreatedFields();
 
   constructor(
@@ -249,6 +251,15 @@ export class ProductPlanner {
   }
 
   /**
+   * Row `i` of the batch `settle` took last: its identifier's own entry in
+   * the source index (-1: none), for the repeat finder's marks; undefined
+   * without an index.
+   */
+  ownEntry(i: number): number | undefined {
+    return this.index === null ? undefined : (this.owns[i] ?? -1);
+  }
+
+  /**
    * Settles the matched rows whose scope membership the source index's marks
    * answer (every scope identifier reached them); returns the rest, for the
    * work database.
@@ -278,14 +289,21 @@ export class ProductPlanner {
     const index = o.sources ? await o.sources : null;
     this.index = index;
     const found = new Uint8Array(identifiers.length);
-    if (this.slots.length < identifiers.length) this.slots = new Int32Array(identifiers.length);
+    if (this.slots.length < identifiers.length) {
+      this.slots = new Int32Array(identifiers.length);
+      this.owns = new Int32Array(identifiers.length);
+    }
     const ask: string[] = [];
     for (let i = 0; i < identifiers.length; i++) {
       this.slots[i] = -1;
+      this.owns[i] = -1;
       const id = identifiers[i];
       if (id === undefined) continue;
       found[i] = index ? index.match(id, fingerprints[i] ?? "") : SOURCE.unknown;
-      if (index) this.slots[i] = index.lastSlot;
+      if (index) {
+        this.slots[i] = index.lastSlot;
+        this.owns[i] = index.lastOwn;
+      }
       if (found[i] === SOURCE.unknown) ask.push(id);
     }
     if (ask.length === 0) return found;

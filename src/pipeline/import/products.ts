@@ -204,7 +204,7 @@ async function planProducts(
         for (let i = 0; i < identifiers.length; i++) {
           const id = identifiers[i];
           // Planning stops at a repeated identifier, as it does for a mapped record; the second read maps every row.
-          if (codes[i] === SETTLED.unchanged && id !== undefined && repeats.note(id)) {
+          if (codes[i] === SETTLED.unchanged && id !== undefined && repeats.note(id, planner.ownEntry(i))) {
             repeated = true;
             page = [];
           }

@@ -36,6 +36,8 @@ export const repeatMemory = { identifiers: 1 << 19 };
 export interface RowMarks {
   /** Notes a row of `identifier`: whether one came before, or null when the marks cannot tell it from another identifier. */
   noteRow(identifier: string): boolean | null;
+  /** `noteRow` by the identifier's own entry, as the caller found it in the marks (-1: none). */
+  noteRowAt(entry: number): boolean | null;
 }
 
 export class RepeatFinder {
@@ -73,9 +75,14 @@ export class RepeatFinder {
     this.early = this.memory.size > 0;
   }
 
-  /** True when `identifier` certainly (up to a hash collision) came before; false may still be found out by `finish()`. */
-  note(identifier: string): boolean {
-    const marked = this.marks?.noteRow(identifier) ?? null;
+  /**
+   * True when `identifier` certainly (up to a hash collision) came before;
+   * false may still be found out by `finish()`. `entry`: the identifier's own
+   * entry in the marks, when the caller found it there already.
+   */
+  note(identifier: string, entry?: number): boolean {
+    const { marks } = this;
+    const marked = marks === null ? null : entry === undefined ? marks.noteRow(identifier) : marks.noteRowAt(entry);
     if (marked !== null) return marked || (this.early && this.memory.has(identifier));
     const result = this.memory.add(identifier);
     if (result === REPEATED) return true;

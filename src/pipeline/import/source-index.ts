@@ -132,6 +132,8 @@ export class SourceIndex {
   private partial = false;
   /** The slot `match` last found for its identifier (SOURCE.current or equal), for `inScopeAt`; -1 when there was none. */
   lastSlot = -1;
+  /** That slot when it is the identifier's own entry, both hashes agreeing (`noteRowAt`); -1 otherwise. */
+  lastOwn = -1;
 
   private constructor(
     private readonly capacity: number,
@@ -243,6 +245,7 @@ export class SourceIndex {
   /** `fingerprint` is a row's, made by sourceFingerprints: its definition part is compared with the entry's. */
   match(id: string, fingerprint: string): SourceMatch {
     this.lastSlot = -1;
+    this.lastOwn = -1;
     if (!this.complete) return SOURCE.unknown;
     const at = this.slot(hashId(id));
     const word = this.slots[at + 1] ?? EMPTY;
@@ -253,6 +256,7 @@ export class SourceIndex {
     if (kind !== this.definitionOf(fingerprint)) return SOURCE.none;
     const equal = (word & HIGH_MASK) === (bits(fingerprint, DEFINITION_CHARS, HIGH_CHARS) & HIGH_MASK) && ((this.slots[at + 2] ?? 0) & LOW_MASK) === bits(fingerprint, DEFINITION_CHARS + HIGH_CHARS, LOW_CHARS);
     this.lastSlot = at;
+    this.lastOwn = this.slots[at + 3] === secondHash ? at : -1;
     return equal ? SOURCE.equal : SOURCE.current;
   }
 
@@ -300,7 +304,15 @@ export class SourceIndex {
 
   /** Notes that the feed has a row of `id`: whether it had one before, or null when the table has no entry of its own for it. */
   noteRow(id: string): boolean | null {
-    const at = this.own(id);
+    return this.noteRowAt(this.own(id));
+  }
+
+  /**
+   * `noteRow` by the slot of the identifier's own entry, as `match` left it
+   * in `lastOwn`: a settled row's identifier is not hashed and looked up a
+   * second time. Null for -1.
+   */
+  noteRowAt(at: number): boolean | null {
     if (at < 0) return null;
     const word = this.slots[at + 1] ?? 0;
     if ((word & ROW_SEEN) !== 0) return true;

@@ -61,14 +61,14 @@ describe("duplicate identifiers", () => {
     const automation = h.automation({ field_map: FIELD_MAP, create: "add", update: "edit" });
     h.writeFeed("feed-1.csv", csv(HEADER, rows));
     expect((await h.run(automation)).counts).toMatchObject({ create: 400 });
-    const noted = vi.spyOn(SourceIndex.prototype, "noteRow");
+    const noted = vi.spyOn(SourceIndex.prototype, "noteRowAt");
     try {
       // P7 unchanged twice, then changed: the last row wins; P9 unchanged twice.
       h.writeFeed("feed-1.csv", csv(HEADER, [...rows, ["P7", "Part 7", "7"], ["P9", "Part 9", "9"], ["P7", "Part 7 last", "77"]]));
       const diff = await h.run(automation, { diff: true });
       expect(diff.counts).toMatchObject({ rows: 403, merged: 3, create: 0, update: 1, unchanged: 399 });
       expect(h.items().get("P7")).toMatchObject({ title: "Part 7 last", stock: "77" });
-      // The repeat was found on the index's entries, not by the finder's own memory.
+      // The repeat was found on the index's entries, by the slot the settling found, not by the finder's own memory.
       expect(noted.mock.results.filter((r) => r.value === true).length).toBeGreaterThan(0);
     } finally {
       noted.mockRestore();

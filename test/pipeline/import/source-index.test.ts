@@ -112,6 +112,27 @@ describe("source index", () => {
     expect(index.lastSlot).toBe(-1);
   });
 
+  it("notes a row on the entry `match` found as the identifier's own, as it does by identifier", async () => {
+    const [a, b] = collision();
+    await store.snapshotPut("k", [
+      { identifier: "G1", values: {}, source: fp(DEF, 1) },
+      { identifier: a, values: {}, source: fp(DEF, 900) },
+    ]);
+    const index = await SourceIndex.load(store, "k", () => false);
+    expect(index.match("G1", fp(DEF, 1))).toBe(SOURCE.equal);
+    expect(index.lastOwn).toBe(index.lastSlot);
+    expect(index.noteRowAt(index.lastOwn)).toBe(false);
+    expect(index.noteRow("G1")).toBe(true);
+    // `b` shares `a`'s first hash: its match lands on `a`'s entry, which is not its own, and notes nothing there.
+    index.match(b, fp(DEF, 900));
+    expect(index.lastSlot).toBeGreaterThanOrEqual(0);
+    expect(index.lastOwn).toBe(-1);
+    expect(index.noteRowAt(index.lastOwn)).toBeNull();
+    expect(index.noteRow(a)).toBe(false);
+    expect(index.match("NEW", fp(DEF, 0))).toBe(SOURCE.none);
+    expect(index.lastOwn).toBe(-1);
+  });
+
   it("gives way to the store when its read is stopped", async () => {
     await store.snapshotPut("k", [{ identifier: "A", values: {}, source: fp(DEF, 1) }]);
     const index = await SourceIndex.load(store, "k", () => true);
