@@ -50,8 +50,9 @@ const NEW_SPACE_GROWTH = "--semi-space-growth-factor=1";
  * megabytes of external memory while the feed is read, the new space grew
  * far past its size in some runs meanwhile, and the old generation with it:
  * the peak RSS of a diff run moved widely from one run to the next (the
- * figures are in the commit and the README). Read at each decision, like
- * the two above.
+ * figures are in the commit and the README). It costs a large export a
+ * higher peak, under that export's own limit (the README has both). Read at
+ * each decision, like the two above.
  */
 const MARKING_TRIGGER = "--incremental-marking-hard-trigger=50";
 
